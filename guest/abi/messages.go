@@ -1,0 +1,94 @@
+package abi
+
+import (
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/guest/symbol"
+)
+
+// LoadCatalogRequest installs (or replaces) a catalog in the guest instance.
+type LoadCatalogRequest struct {
+	Catalog *catalog.Catalog `json:"catalog"`
+}
+
+// LoadCatalogResponse acknowledges a load.
+type LoadCatalogResponse struct {
+	EntryID string `json:"entry_id"`
+	Digest  string `json:"digest"`
+}
+
+// PlanRequest asks the engine to parse, expand, check and plan a program.
+type PlanRequest struct {
+	Program string `json:"program"`
+	// Symbols is the session's symbol map; programs may use its symbols and
+	// always wire names. Nil means wire names only.
+	Symbols *symbol.Map `json:"symbols,omitempty"`
+	// Entries are the catalogs the program may use (already loaded), in the
+	// session's order; a bare entity name resolves in the first entry that has
+	// it when it is unambiguous.
+	Entries []string `json:"entries"`
+}
+
+// CompileRequest asks for the wire request of one capability call.
+type CompileRequest struct {
+	EntryID    string         `json:"entry_id"`
+	Capability string         `json:"capability"`
+	Vars       map[string]any `json:"vars,omitempty"`
+	// Page is the pagination state for a continuation; nil for the first page.
+	Page map[string]any `json:"page,omitempty"`
+}
+
+// AuthDirective tells the host how to inject credentials. The guest names
+// secrets; only the host resolves them.
+type AuthDirective struct {
+	Scheme string `json:"scheme"` // bearer_token api_key_header api_key_query
+	Header string `json:"header,omitempty"`
+	Param  string `json:"param,omitempty"`
+	Secret string `json:"secret"`
+}
+
+// CompiledRequest is a backend request for the host to send.
+type CompiledRequest struct {
+	Method  string         `json:"method"`
+	URL     string         `json:"url"`
+	Headers [][2]string    `json:"headers,omitempty"`
+	Body    string         `json:"body,omitempty"`
+	Auth    *AuthDirective `json:"auth,omitempty"`
+	// Page is the pagination state this request used (counters filled in).
+	Page map[string]any `json:"page,omitempty"`
+}
+
+// DecodeRequest is the header of an ExportDecode frame; the payload is the
+// response body.
+type DecodeRequest struct {
+	EntryID    string            `json:"entry_id"`
+	Capability string            `json:"capability"`
+	Status     int               `json:"status"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	// Relation, when set, decodes the rows of that from_parent_get relation
+	// of the capability's entity embedded in the body instead of the entity.
+	Relation string         `json:"relation,omitempty"`
+	Page     map[string]any `json:"page,omitempty"`
+}
+
+// Table is rows with named columns (wire field names).
+type Table struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// Col returns the index of column name, or -1.
+func (t *Table) Col(name string) int {
+	for i, c := range t.Columns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// DecodeResponse carries decoded rows and the next page's state (nil when
+// the list is exhausted).
+type DecodeResponse struct {
+	Table Table          `json:"table"`
+	Next  map[string]any `json:"next,omitempty"`
+}

@@ -1,0 +1,86 @@
+package catalog
+
+import (
+	"sort"
+	"strings"
+)
+
+// MethodLabel is the label agents use for a capability: its name without the
+// "<entity_lower>_" prefix, with "_" replaced by "-" (issue_add_label → add-label).
+func MethodLabel(c *Capability) string {
+	name := c.Name
+	prefix := strings.ToLower(c.Entity) + "_"
+	name = strings.TrimPrefix(name, prefix)
+	return strings.ReplaceAll(name, "_", "-")
+}
+
+// CapabilitiesOf returns the capabilities on entity, sorted by name so that
+// every caller sees the same order.
+func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
+	var out []*Capability
+	for _, cp := range c.Capabilities {
+		if cp.Entity == entity {
+			out = append(out, cp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// FirstOfKind returns the first capability (by name) of kind on entity, or nil.
+func (c *Catalog) FirstOfKind(entity, kind string) *Capability {
+	for _, cp := range c.CapabilitiesOf(entity) {
+		if cp.Kind == kind {
+			return cp
+		}
+	}
+	return nil
+}
+
+// GetCapability returns the capability used to read one row of entity:
+// primary_read when declared, else the first get.
+func (c *Catalog) GetCapability(entity string) *Capability {
+	if e := c.Entities[entity]; e != nil && e.PrimaryRead != "" {
+		if cp := c.Capabilities[e.PrimaryRead]; cp != nil {
+			return cp
+		}
+	}
+	return c.FirstOfKind(entity, KindGet)
+}
+
+// MethodByLabel finds the capability of entity whose MethodLabel (or name) is label.
+func (c *Catalog) MethodByLabel(entity, label string) *Capability {
+	for _, cp := range c.CapabilitiesOf(entity) {
+		if MethodLabel(cp) == label || cp.Name == label {
+			return cp
+		}
+	}
+	return nil
+}
+
+// Param returns the named parameter of a capability, or nil.
+func (c *Capability) Param(name string) *Parameter {
+	for i := range c.Parameters {
+		if c.Parameters[i].Name == name {
+			return &c.Parameters[i]
+		}
+	}
+	return nil
+}
+
+// IsRead reports whether the capability only reads.
+func (c *Capability) IsRead() bool {
+	switch c.Kind {
+	case KindQuery, KindSearch, KindGet:
+		return true
+	}
+	return false
+}
+
+// WirePath is the JSON path of a field in the wire object.
+func (f *Field) WirePath() []string {
+	if len(f.Path) > 0 {
+		return f.Path
+	}
+	return []string{f.Name}
+}

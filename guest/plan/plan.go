@@ -1,0 +1,140 @@
+// Package plan defines the plan the engine produces from a program and the
+// host executes: a DAG of nodes, each self-contained (capability names,
+// variables, relation bindings), so the executor needs no catalog semantics.
+package plan
+
+// Node operations.
+const (
+	OpFetch     = "fetch"     // call a read capability (get/query/search)
+	OpHop       = "hop"       // follow a relation from Input's rows
+	OpMutate    = "mutate"    // create/update/delete/action
+	OpTransform = "transform" // postfix transforms over Input's rows
+	OpPage      = "page"      // continue a paginated list from a handle
+)
+
+// Effects.
+const (
+	EffectRead  = "read"
+	EffectWrite = "write"
+)
+
+// Verdicts.
+const (
+	VerdictOK     = "ok"
+	VerdictReview = "review"
+)
+
+// Plan is the engine's answer to a program.
+type Plan struct {
+	Nodes   []Node   `json:"nodes"`
+	Roots   []Root   `json:"roots"`
+	Order   []int    `json:"order"` // topological order of node ids
+	Verdict string   `json:"verdict"`
+	Reasons []string `json:"reasons,omitempty"`
+	Summary string   `json:"summary"`
+}
+
+// Root is one returned result.
+type Root struct {
+	Label string `json:"label"`
+	Node  int    `json:"node"`
+}
+
+// Node is one step. Node IDs equal their index in Plan.Nodes.
+type Node struct {
+	ID     int    `json:"id"`
+	Op     string `json:"op"`
+	Kind   string `json:"kind,omitempty"` // capability kind, or "relation"
+	Effect string `json:"effect"`
+	Label  string `json:"label,omitempty"` // binding label, when bound
+
+	EntryID    string `json:"entry_id,omitempty"`
+	Entity     string `json:"entity,omitempty"` // entity of the rows this node yields
+	Capability string `json:"capability,omitempty"`
+	// Columns are the entity's fields in declaration order (the row shape).
+	Columns []string `json:"columns,omitempty"`
+
+	// Args are literal capability variables (CML environment).
+	Args map[string]any `json:"args,omitempty"`
+	// ArgRefs fill variables from an earlier node's single row.
+	ArgRefs []ArgRef `json:"arg_refs,omitempty"`
+
+	// Input is the upstream node (hop parents, transform input, mutation
+	// receivers), or -1.
+	Input int `json:"input"`
+	// ForEach, on a mutation with Input, runs it once per input row with
+	// Args[ForEach.Var] = row[ForEach.Field].
+	ForEach *Bind `json:"for_each,omitempty"`
+
+	Hop *Hop `json:"hop,omitempty"`
+
+	// Filters are predicates not pushed down to the backend, applied by the
+	// host after fetching.
+	Filters []Pred `json:"filters,omitempty"`
+	// Transforms apply in order after Filters.
+	Transforms []Transform `json:"transforms,omitempty"`
+
+	// Page continues a handle (OpPage).
+	Page *PageRef `json:"page,omitempty"`
+
+	Many   bool  `json:"many"` // result is a list (else at most one row)
+	Deps   []int `json:"deps,omitempty"`
+	Line   int   `json:"line,omitempty"`
+	Column int   `json:"column,omitempty"`
+}
+
+// ArgRef binds variable Var to Field of the single row of node Node.
+type ArgRef struct {
+	Var   string `json:"var"`
+	Node  int    `json:"node"`
+	Field string `json:"field"`
+}
+
+// Bind maps a capability variable to a field of an input row.
+type Bind struct {
+	Var   string `json:"var"`
+	Field string `json:"field"`
+}
+
+// Hop says how to obtain a relation's rows for each parent row.
+type Hop struct {
+	Relation    string `json:"relation"`
+	Materialize string `json:"materialize"` // catalog.FromParentGet | QueryScoped | QueryScopedBindings
+	Target      string `json:"target"`
+	// Capability is run once per parent row: the target query for
+	// query_scoped, the parent's get for from_parent_get.
+	Capability string `json:"capability"`
+	// Binds fill the capability's variables from the parent row.
+	Binds []Bind `json:"binds"`
+}
+
+// Pred is a row predicate.
+type Pred struct {
+	Field string `json:"field"`
+	Op    string `json:"op"` // = != > < >= <= ~
+	Value any    `json:"value"`
+}
+
+// Transform kinds.
+const (
+	TLimit   = "limit"
+	TSort    = "sort"
+	TProject = "project"
+	TFilter  = "filter"
+)
+
+// Transform is one postfix step.
+type Transform struct {
+	Kind   string   `json:"kind"`
+	N      int      `json:"n,omitempty"`
+	Field  string   `json:"field,omitempty"`
+	Desc   bool     `json:"desc,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+	Preds  []Pred   `json:"preds,omitempty"`
+}
+
+// PageRef names a continuation handle such as s0_pg3.
+type PageRef struct {
+	Handle string `json:"handle"`
+	Limit  int    `json:"limit,omitempty"`
+}
