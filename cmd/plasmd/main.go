@@ -1,0 +1,288 @@
+// Command plasmd serves catalogs to AI agents over MCP and HTTP, running all
+// catalog logic in per-tenant WebAssembly sandboxes.
+//
+//	plasmd serve [--demo] [--catalogs DIR]… [--addr 127.0.0.1:8787] [--tenants FILE]
+//	plasmd stdio [--demo] [--catalogs DIR]… [--tenant ID] [--tenants FILE]
+//	plasmd catalog check DIR|FILE…
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/server"
+	"github.com/plasmd/plasmd/server/tenant"
+)
+
+const usage = `plasmd — safe, cheap API access for AI agents
+
+Usage:
+  plasmd serve   [flags]        serve HTTP (/execute, /v1/…) and MCP (/mcp)
+  plasmd stdio   [flags]        serve MCP over stdin/stdout
+  plasmd catalog check PATH…    validate catalog directories or .cgs.yaml files
+  plasmd version
+
+Run "plasmd serve -h" for flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "stdio":
+		return stdio(args[1:], stderr)
+	case "catalog":
+		if len(args) < 2 || args[1] != "check" {
+			fmt.Fprintln(stderr, "usage: plasmd catalog check PATH…")
+			return 2
+		}
+		return checkCatalogs(args[2:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "plasmd", server.Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "plasmd: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// common holds the flags serve and stdio share.
+type common struct {
+	demo        bool
+	catalogs    multiFlag
+	tenantsFile string
+	idleTTL     time.Duration
+	cacheDir    string
+	logLevel    string
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.demo, "demo", false, "start the embedded demo backend and serve its catalogs (tracker, kanban)")
+	fs.Var(&c.catalogs, "catalogs", "a directory of catalog directories, or one catalog directory (repeatable)")
+	fs.StringVar(&c.tenantsFile, "tenants", "", "tenants file (YAML): bearer token digests, catalogs, secrets, limits; without it auth is off and only loopback is allowed")
+	fs.DurationVar(&c.idleTTL, "session-idle-ttl", 30*time.Minute, "expire execute sessions idle this long")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "persist compiled Wasm modules here across restarts")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+// setup loads catalogs (and starts the demo backend) and builds the app.
+func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func(), error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	var cats []*catalog.Catalog
+	cleanup := func() {}
+	secrets := map[string]string{}
+	if c.demo {
+		srv, err := demo.Start(ctx, demo.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("demo backend: %w", err)
+		}
+		cleanup = srv.Close
+		dc, err := catalogdir.LoadAll(demo.Catalogs, "catalogs")
+		if err != nil {
+			srv.Close()
+			return nil, nil, fmt.Errorf("demo catalogs: %w", err)
+		}
+		for _, cat := range dc {
+			cat.HTTPBackend = demo.Rebase(cat.HTTPBackend, srv.URL())
+		}
+		cats = append(cats, dc...)
+		secrets["TRACKER_TOKEN"] = demo.DefaultTrackerToken
+		log.Info("demo backend started", "url", srv.URL())
+	}
+	for _, dir := range c.catalogs {
+		loaded, err := loadCatalogs(dir)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		cats = append(cats, loaded...)
+	}
+	if len(cats) == 0 {
+		cleanup()
+		return nil, nil, errors.New("no catalogs: pass --demo or --catalogs DIR")
+	}
+	var tenants *tenant.Set
+	if c.tenantsFile != "" {
+		var err error
+		if tenants, err = tenant.Load(c.tenantsFile); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+	}
+	app, err := server.New(ctx, server.Config{
+		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
+		AnonymousSecrets: secrets, Logger: log,
+	}, cats)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return app, func() { app.Close(context.Background()); cleanup() }, nil
+}
+
+// loadCatalogs accepts one catalog (a directory with domain.yaml, or a
+// .cgs.yaml file) or a directory of catalog directories.
+func loadCatalogs(path string) ([]*catalog.Catalog, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("--catalogs: %w", err)
+	}
+	if !st.IsDir() || fileExists(path+"/domain.yaml") {
+		c, err := catalogdir.LoadPath(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*catalog.Catalog{c}, nil
+	}
+	return catalogdir.LoadAll(os.DirFS(path), ".")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	addr := fs.String("addr", "127.0.0.1:8787", "listen address")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if c.tenantsFile == "" && !loopback(*addr) {
+		fmt.Fprintf(stderr, "plasmd: refusing to listen on %s without --tenants: auth is off, so only loopback addresses are allowed\n", *addr)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app, cleanup, err := c.setup(ctx, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "plasmd:", err)
+		return 1
+	}
+	defer cleanup()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "plasmd:", err)
+		return 1
+	}
+	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "plasmd listening on http://%s (MCP at /mcp)\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(stderr, "plasmd:", err)
+			return 1
+		}
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	return 0
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func stdio(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	tenantID := fs.String("tenant", "", "tenant to act as (requires --tenants)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// stdout carries MCP; logs go to stderr only.
+	app, cleanup, err := c.setup(ctx, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "plasmd:", err)
+		return 1
+	}
+	defer cleanup()
+	if *tenantID != "" {
+		if err := app.SetStdioTenant(*tenantID); err != nil {
+			fmt.Fprintln(stderr, "plasmd:", err)
+			return 2
+		}
+	}
+	if err := app.ServeStdio(ctx, &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(stderr, "plasmd:", err)
+		return 1
+	}
+	return 0
+}
+
+func checkCatalogs(paths []string, stdout, stderr io.Writer) int {
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "usage: plasmd catalog check PATH…")
+		return 2
+	}
+	failed := false
+	for _, p := range paths {
+		cats, err := loadCatalogs(p)
+		if err != nil {
+			failed = true
+			fmt.Fprintln(stderr, err)
+			continue
+		}
+		for _, c := range cats {
+			fmt.Fprintf(stdout, "ok  %s  %d entities, %d capabilities  sha256:%s\n", c.EntryID, len(c.Entities), len(c.Capabilities), c.Digest)
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}

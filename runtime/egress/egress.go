@@ -1,0 +1,388 @@
+// Package egress is the only way plasmd reaches a backend. It sends the
+// requests guests compile, but only to origins the catalog declares: the
+// origin is checked before sending, on every redirect, and against the
+// address the name resolved to. It injects the tenant's secrets (which guests
+// never see), bounds time and response size, and retries politely on 429/503.
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+// Errors callers branch on.
+var (
+	// ErrDenied: the request (or a redirect, or the resolved address) leaves
+	// the catalog's declared origins.
+	ErrDenied = errors.New("egress denied")
+	// ErrTooLarge: the response body exceeded the size cap.
+	ErrTooLarge = errors.New("response body too large")
+	// ErrTimeout: the backend did not answer in time.
+	ErrTimeout = errors.New("backend timeout")
+	// ErrSecret: a secret the catalog names is not configured.
+	ErrSecret = errors.New("secret not configured")
+	// ErrTransport: the backend could not be reached.
+	ErrTransport = errors.New("backend unreachable")
+)
+
+// Origin is a scheme, host and port a catalog may reach.
+type Origin struct {
+	Scheme string
+	Host   string // lower-case host name or IP literal, no brackets
+	Port   string // always explicit
+}
+
+func (o Origin) String() string { return o.Scheme + "://" + net.JoinHostPort(o.Host, o.Port) }
+
+// ParseOrigin returns the origin of an absolute http(s) URL.
+func ParseOrigin(raw string) (Origin, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Origin{}, fmt.Errorf("parse origin %q: %w", raw, err)
+	}
+	return originOf(u)
+}
+
+func originOf(u *url.URL) (Origin, error) {
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return Origin{}, fmt.Errorf("%w: scheme %q is not http or https", ErrDenied, u.Scheme)
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return Origin{}, fmt.Errorf("%w: URL has no host", ErrDenied)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	}
+	return Origin{Scheme: scheme, Host: host, Port: port}, nil
+}
+
+// Secrets resolves secret names to values.
+type Secrets interface {
+	Secret(name string) (string, bool)
+}
+
+// Limits bound one backend call.
+type Limits struct {
+	Timeout      time.Duration // whole call, including body read
+	MaxBodyBytes int64
+	MaxRedirects int
+	MaxRetries   int           // on 429 / 503
+	MaxRetryWait time.Duration // cap on Retry-After
+}
+
+// DefaultLimits are used for zero fields.
+func DefaultLimits() Limits {
+	return Limits{Timeout: 30 * time.Second, MaxBodyBytes: 16 << 20, MaxRedirects: 5, MaxRetries: 2, MaxRetryWait: 2 * time.Second}
+}
+
+// Response is a backend answer with its body fully read (within the cap).
+type Response struct {
+	Status  int
+	Headers http.Header
+	Body    []byte
+}
+
+// Client sends compiled requests. The zero value is not usable; use New.
+type Client struct {
+	limits Limits
+	// resolver is replaceable in tests to simulate hostile DNS answers.
+	resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+	base     *http.Transport
+	// OnDenied, if set, is called for every denial (metrics).
+	OnDenied func(reason string)
+}
+
+// New returns a client with limits (zero fields take defaults).
+func New(l Limits) *Client {
+	d := DefaultLimits()
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if l.MaxRedirects <= 0 {
+		l.MaxRedirects = d.MaxRedirects
+	}
+	if l.MaxRetries < 0 {
+		l.MaxRetries = 0
+	}
+	if l.MaxRetryWait <= 0 {
+		l.MaxRetryWait = d.MaxRetryWait
+	}
+	c := &Client{limits: l}
+	c.resolver = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	c.base = &http.Transport{
+		Proxy:                 nil, // never route tenant traffic through an ambient proxy
+		DialContext:           c.dial,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: l.Timeout,
+		ForceAttemptHTTP2:     true,
+	}
+	return c
+}
+
+// SetResolver replaces name resolution (tests simulate hostile DNS with it).
+func (c *Client) SetResolver(r func(ctx context.Context, host string) ([]netip.Addr, error)) {
+	c.resolver = r
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.base.CloseIdleConnections() }
+
+type allowKey struct{}
+
+// dial resolves the host itself and refuses addresses a tenant may never
+// reach (link-local, cloud metadata, unspecified, multicast) unless the
+// catalog declared that very IP literal, so a DNS answer cannot smuggle a
+// request to the metadata service.
+func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	declaredIP, _ := netip.ParseAddr(host)
+	var addrs []netip.Addr
+	if declaredIP.IsValid() {
+		addrs = []netip.Addr{declaredIP}
+	} else {
+		addrs, err = c.resolver(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("%w: resolve %s: %v", ErrTransport, host, err)
+		}
+	}
+	var d net.Dialer
+	var lastErr error
+	for _, a := range addrs {
+		a = a.Unmap()
+		if forbidden(a) && a != declaredIP {
+			lastErr = fmt.Errorf("%w: %s resolves to forbidden address %s", ErrDenied, host, a)
+			c.denied("forbidden_address")
+			continue
+		}
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+	}
+	if lastErr == nil {
+		lastErr = fmt.Errorf("%w: %s has no address", ErrTransport, host)
+	}
+	return nil, lastErr
+}
+
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata
+}
+
+func forbidden(a netip.Addr) bool {
+	if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() {
+		return true
+	}
+	for _, m := range metadataAddrs {
+		if a == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) denied(reason string) {
+	if c.OnDenied != nil {
+		c.OnDenied(reason)
+	}
+}
+
+// Do sends req if its origin is in allowed, injecting credentials from secrets.
+func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Origin, secrets Secrets) (*Response, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: malformed URL: %v", ErrDenied, err)
+	}
+	if err := c.check(u, allowed); err != nil {
+		return nil, err
+	}
+	var secretValue string
+	if req.Auth != nil {
+		v, ok := secrets.Secret(req.Auth.Secret)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("%w: %s (set it in the tenant's secrets or the environment)", ErrSecret, req.Auth.Secret)
+		}
+		secretValue = v
+		if req.Auth.Scheme == "api_key_query" {
+			q := u.Query()
+			q.Set(req.Auth.Param, v)
+			u.RawQuery = q.Encode()
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.limits.Timeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		resp, err := c.once(ctx, req, u, allowed, secretValue)
+		if err != nil {
+			return nil, redact(err, secretValue)
+		}
+		if (resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable) && attempt < c.limits.MaxRetries {
+			wait := retryAfter(resp.Headers.Get("Retry-After"), c.limits.MaxRetryWait)
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return resp, nil
+			case <-t.C:
+			}
+			continue
+		}
+		return resp, nil
+	}
+}
+
+func (c *Client) check(u *url.URL, allowed []Origin) error {
+	o, err := originOf(u)
+	if err != nil {
+		c.denied("scheme")
+		return err
+	}
+	for _, a := range allowed {
+		if a == o {
+			return nil
+		}
+	}
+	c.denied("origin")
+	return fmt.Errorf("%w: %s is not an origin this catalog declares", ErrDenied, o)
+}
+
+func (c *Client) once(ctx context.Context, creq *abi.CompiledRequest, u *url.URL, allowed []Origin, secret string) (*Response, error) {
+	var body io.Reader
+	if creq.Body != "" {
+		body = strings.NewReader(creq.Body)
+	}
+	method := creq.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: build request: %v", ErrDenied, err)
+	}
+	hreq.Header.Set("User-Agent", "plasmd")
+	if secret != "" {
+		switch creq.Auth.Scheme {
+		case "bearer_token":
+			hreq.Header.Set("Authorization", "Bearer "+secret)
+		case "api_key_header":
+			hreq.Header.Set(creq.Auth.Header, secret)
+		}
+	}
+	for _, h := range creq.Headers {
+		if strings.EqualFold(h[0], "Host") {
+			continue // the Host is the declared origin's, never a guest's choice
+		}
+		hreq.Header.Add(h[0], h[1])
+	}
+	hc := &http.Client{
+		Transport: c.base,
+		CheckRedirect: func(r *http.Request, via []*http.Request) error {
+			if len(via) >= c.limits.MaxRedirects {
+				return fmt.Errorf("%w: more than %d redirects", ErrDenied, c.limits.MaxRedirects)
+			}
+			if err := c.check(r.URL, allowed); err != nil {
+				return fmt.Errorf("redirect: %w", err)
+			}
+			// Credentials must not follow a redirect to a query string that
+			// the guest did not compile; headers are re-sent only to the
+			// same declared origin set, which check just enforced.
+			return nil
+		},
+	}
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.limits.MaxBodyBytes+1))
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if int64(len(data)) > c.limits.MaxBodyBytes {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, c.limits.MaxBodyBytes)
+	}
+	return &Response{Status: resp.StatusCode, Headers: resp.Header, Body: data}, nil
+}
+
+func classify(ctx context.Context, err error) error {
+	if errors.Is(err, ErrDenied) {
+		return err
+	}
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w: connection refused", ErrTransport)
+	}
+	return fmt.Errorf("%w: %v", ErrTransport, err)
+}
+
+func retryAfter(v string, max time.Duration) time.Duration {
+	d := 200 * time.Millisecond
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
+		d = time.Duration(s) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t)
+	}
+	if d < 0 {
+		d = 0
+	}
+	if d > max {
+		d = max
+	}
+	return d
+}
+
+// redact removes a secret value from an error's text.
+func redact(err error, secret string) error {
+	if secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return &redacted{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r *redacted) Error() string { return r.msg }
+
+// Unwrap keeps errors.Is working for the sentinel kinds.
+func (r *redacted) Unwrap() error { return r.err }

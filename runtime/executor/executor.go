@@ -1,0 +1,534 @@
+// Package executor runs plans: it walks the DAG a guest planned, asks the
+// tenant's engine to compile each backend request and decode each response,
+// performs the HTTP itself through egress, fans relation hops out over parent
+// rows with bounded concurrency, and applies host-side filters and postfix
+// transforms. It holds no catalog semantics of its own: every node is
+// self-describing.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/runtime/egress"
+)
+
+// Engine compiles requests and decodes responses inside the tenant's sandbox.
+type Engine interface {
+	Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error)
+	Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error)
+}
+
+// Sender performs backend HTTP under the egress policy.
+type Sender interface {
+	Do(ctx context.Context, req *abi.CompiledRequest, allowed []egress.Origin, secrets egress.Secrets) (*egress.Response, error)
+}
+
+// Continuation is everything needed to fetch the next page of a list.
+type Continuation struct {
+	EntryID    string         `json:"entry_id"`
+	Entity     string         `json:"entity"`
+	Capability string         `json:"capability"`
+	Columns    []string       `json:"columns"`
+	Vars       map[string]any `json:"vars,omitempty"`
+	Page       map[string]any `json:"page"`
+	Filters    []plan.Pred    `json:"filters,omitempty"`
+}
+
+// Env is what one run may use: the tenant's engine, its secrets, the origins
+// each catalog may reach, and the session's continuation handles.
+type Env struct {
+	Engine  Engine
+	Secrets egress.Secrets
+	// Origins maps entry_id to the origins its catalog declares.
+	Origins map[string][]egress.Origin
+	// ResolvePage returns the continuation behind a handle (for page(...)).
+	ResolvePage func(handle string) (*Continuation, error)
+}
+
+// Limits bound one run.
+type Limits struct {
+	MaxFanOut   int // parent rows a hop or for-each may fan out over
+	Concurrency int // backend calls in flight per run
+	MaxRows     int // rows one node may hold
+}
+
+// DefaultLimits for zero fields.
+func DefaultLimits() Limits { return Limits{MaxFanOut: 100, Concurrency: 8, MaxRows: 10000} }
+
+// Executor runs plans. It is safe for concurrent use.
+type Executor struct {
+	sender Sender
+	limits Limits
+}
+
+// New returns an executor sending through s.
+func New(s Sender, l Limits) *Executor {
+	d := DefaultLimits()
+	if l.MaxFanOut <= 0 {
+		l.MaxFanOut = d.MaxFanOut
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = d.Concurrency
+	}
+	if l.MaxRows <= 0 {
+		l.MaxRows = d.MaxRows
+	}
+	return &Executor{sender: s, limits: l}
+}
+
+// RootResult is one returned result.
+type RootResult struct {
+	Label   string    `json:"label"`
+	EntryID string    `json:"entry_id,omitempty"`
+	Entity  string    `json:"entity,omitempty"`
+	Table   abi.Table `json:"table"`
+	// Next, when set, continues the list (the session mints a handle for it).
+	Next *Continuation `json:"-"`
+}
+
+// Step reports one node's work.
+type Step struct {
+	Node     int           `json:"node"`
+	Op       string        `json:"op"`
+	Entity   string        `json:"entity,omitempty"`
+	Calls    int           `json:"calls"`
+	Rows     int           `json:"rows"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Mutation names an entity a run changed (for invalidation events).
+type Mutation struct {
+	EntryID string `json:"entry_id"`
+	Entity  string `json:"entity"`
+}
+
+// Result is a finished run.
+type Result struct {
+	Roots     []RootResult `json:"roots"`
+	Steps     []Step       `json:"steps"`
+	Mutations []Mutation   `json:"mutations,omitempty"`
+}
+
+// Error is a run failure tied to a plan node.
+type Error struct {
+	Node   int
+	Op     string
+	Entity string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Entity != "" {
+		return fmt.Sprintf("step %d (%s %s): %v", e.Node, e.Op, e.Entity, e.Err)
+	}
+	return fmt.Sprintf("step %d (%s): %v", e.Node, e.Op, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrBackend wraps a backend's non-success answer as decoded by the guest.
+var ErrBackend = errors.New("backend error")
+
+// ErrFanOut means a hop or for-each had more parent rows than allowed.
+var ErrFanOut = errors.New("fan-out limit exceeded")
+
+type nodeState struct {
+	done  chan struct{}
+	table abi.Table
+	next  *Continuation
+	err   error
+	step  Step
+}
+
+// Run executes p. Independent nodes run concurrently; a node starts when
+// everything it depends on has finished. The first error cancels the rest.
+func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, error) {
+	if len(p.Nodes) == 0 {
+		return &Result{}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	states := make([]*nodeState, len(p.Nodes))
+	for i := range states {
+		states[i] = &nodeState{done: make(chan struct{})}
+	}
+	sem := make(chan struct{}, x.limits.Concurrency)
+	var wg sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if n.ID != i {
+			return nil, fmt.Errorf("malformed plan: node %d has id %d", i, n.ID)
+		}
+		for _, d := range deps(n) {
+			if d < 0 || d >= len(p.Nodes) || d == i {
+				return nil, fmt.Errorf("malformed plan: node %d depends on %d", i, d)
+			}
+		}
+	}
+	if err := checkAcyclic(p); err != nil {
+		return nil, err
+	}
+	for i := range p.Nodes {
+		wg.Add(1)
+		go func(n *plan.Node, st *nodeState) {
+			defer wg.Done()
+			defer close(st.done)
+			for _, d := range deps(n) {
+				select {
+				case <-states[d].done:
+					if states[d].err != nil {
+						st.err = context.Canceled
+						return
+					}
+				case <-ctx.Done():
+					st.err = ctx.Err()
+					return
+				}
+			}
+			start := time.Now()
+			r := &run{x: x, env: env, sem: sem, states: states}
+			st.table, st.next, st.err = r.node(ctx, n, &st.step)
+			st.step.Node, st.step.Op, st.step.Entity = n.ID, n.Op, n.Entity
+			st.step.Rows = len(st.table.Rows)
+			st.step.Duration = time.Since(start)
+			if st.err != nil {
+				st.err = &Error{Node: n.ID, Op: n.Op, Entity: n.Entity, Err: st.err}
+				errOnce.Do(func() { firstErr = st.err; cancel() })
+			}
+		}(&p.Nodes[i], states[i])
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	res := &Result{}
+	for _, st := range states {
+		res.Steps = append(res.Steps, st.step)
+	}
+	for _, n := range p.Nodes {
+		if n.Op == plan.OpMutate {
+			res.Mutations = append(res.Mutations, Mutation{EntryID: n.EntryID, Entity: n.Entity})
+		}
+	}
+	for _, root := range p.Roots {
+		if root.Node < 0 || root.Node >= len(states) {
+			return nil, fmt.Errorf("malformed plan: root %q names node %d", root.Label, root.Node)
+		}
+		n := p.Nodes[root.Node]
+		st := states[root.Node]
+		res.Roots = append(res.Roots, RootResult{Label: root.Label, EntryID: n.EntryID, Entity: n.Entity, Table: st.table, Next: st.next})
+	}
+	return res, nil
+}
+
+func deps(n *plan.Node) []int {
+	out := append([]int(nil), n.Deps...)
+	if n.Input >= 0 {
+		out = append(out, n.Input)
+	}
+	for _, r := range n.ArgRefs {
+		out = append(out, r.Node)
+	}
+	return out
+}
+
+func checkAcyclic(p *plan.Plan) error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(p.Nodes))
+	var visit func(i int) error
+	visit = func(i int) error {
+		switch color[i] {
+		case grey:
+			return fmt.Errorf("malformed plan: cycle through node %d", i)
+		case black:
+			return nil
+		}
+		color[i] = grey
+		for _, d := range deps(&p.Nodes[i]) {
+			if err := visit(d); err != nil {
+				return err
+			}
+		}
+		color[i] = black
+		return nil
+	}
+	for i := range p.Nodes {
+		if err := visit(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type run struct {
+	mu     sync.Mutex // guards Step.Calls across fan-out goroutines
+	x      *Executor
+	env    *Env
+	sem    chan struct{}
+	states []*nodeState
+}
+
+func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *Continuation, error) {
+	switch n.Op {
+	case plan.OpFetch:
+		vars, err := r.vars(n)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		dec, _, err := r.call(ctx, n.EntryID, n.Capability, vars, nil, "", step)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		var next *Continuation
+		if dec.Next != nil {
+			next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: dec.Next, Filters: n.Filters}
+		}
+		t, err := shape(dec.Table, n)
+		return t, next, err
+	case plan.OpPage:
+		if r.env.ResolvePage == nil || n.Page == nil {
+			return abi.Table{}, nil, errors.New("paging handles are not available in this session")
+		}
+		c, err := r.env.ResolvePage(n.Page.Handle)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		dec, _, err := r.call(ctx, c.EntryID, c.Capability, c.Vars, c.Page, "", step)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		var next *Continuation
+		if dec.Next != nil {
+			nc := *c
+			nc.Page = dec.Next
+			next = &nc
+		}
+		t, err := applyFilters(dec.Table, c.Filters)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		if n.Page.Limit > 0 && len(t.Rows) > n.Page.Limit {
+			t.Rows = t.Rows[:n.Page.Limit]
+		}
+		t, err = shape(t, n)
+		return t, next, err
+	case plan.OpHop:
+		t, err := r.hop(ctx, n, step)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		t, err = shape(t, n)
+		return t, nil, err
+	case plan.OpMutate:
+		t, err := r.mutate(ctx, n, step)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		t, err = shape(t, n)
+		return t, nil, err
+	case plan.OpTransform:
+		if n.Input < 0 {
+			return abi.Table{}, nil, errors.New("transform without input")
+		}
+		in := r.states[n.Input]
+		t, err := shape(cloneTable(in.table), n)
+		return t, in.next, err
+	}
+	return abi.Table{}, nil, fmt.Errorf("unknown plan op %q", n.Op)
+}
+
+// vars merges literal args with values taken from earlier nodes' rows.
+func (r *run) vars(n *plan.Node) (map[string]any, error) {
+	vars := maps.Clone(n.Args)
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	for _, ref := range n.ArgRefs {
+		src := r.states[ref.Node].table
+		if len(src.Rows) != 1 {
+			return nil, fmt.Errorf("argument %s takes %s from a result with %d rows; it needs exactly one (add .limit(1) or get by id)", ref.Var, ref.Field, len(src.Rows))
+		}
+		c := src.Col(ref.Field)
+		if c < 0 {
+			return nil, fmt.Errorf("argument %s: field %q is not in the referenced result", ref.Var, ref.Field)
+		}
+		vars[ref.Var] = src.Rows[0][c]
+	}
+	return vars, nil
+}
+
+func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, error) {
+	if n.Hop == nil || n.Input < 0 {
+		return abi.Table{}, errors.New("hop without relation or input")
+	}
+	parents := r.states[n.Input].table
+	if len(parents.Rows) > r.x.limits.MaxFanOut {
+		return abi.Table{}, fmt.Errorf("%w: %d parent rows (max %d); narrow the source or add .limit(n)", ErrFanOut, len(parents.Rows), r.x.limits.MaxFanOut)
+	}
+	relation := ""
+	if n.Hop.Materialize == "from_parent_get" {
+		relation = n.Hop.Relation
+	}
+	tables := make([]abi.Table, len(parents.Rows))
+	err := r.forEach(ctx, len(parents.Rows), func(ctx context.Context, i int) error {
+		vars := maps.Clone(n.Args)
+		if vars == nil {
+			vars = map[string]any{}
+		}
+		for _, b := range n.Hop.Binds {
+			c := parents.Col(b.Field)
+			if c < 0 {
+				return fmt.Errorf("relation %s: parent rows have no field %q", n.Hop.Relation, b.Field)
+			}
+			v := parents.Rows[i][c]
+			if v == nil {
+				return nil // a parent without the key has no related rows
+			}
+			vars[b.Var] = v
+		}
+		dec, _, err := r.call(ctx, n.EntryID, n.Hop.Capability, vars, nil, relation, step)
+		if err != nil {
+			return err
+		}
+		tables[i] = dec.Table
+		return nil
+	})
+	if err != nil {
+		return abi.Table{}, err
+	}
+	out := abi.Table{Columns: n.Columns}
+	for _, t := range tables {
+		rows, err := reorder(t, n.Columns)
+		if err != nil {
+			return abi.Table{}, err
+		}
+		out.Rows = append(out.Rows, rows...)
+		if len(out.Rows) > r.x.limits.MaxRows {
+			return abi.Table{}, fmt.Errorf("relation %s yields more than %d rows", n.Hop.Relation, r.x.limits.MaxRows)
+		}
+	}
+	if out.Columns == nil && len(tables) > 0 {
+		out.Columns = tables[0].Columns
+	}
+	return out, nil
+}
+
+func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, error) {
+	base, err := r.vars(n)
+	if err != nil {
+		return abi.Table{}, err
+	}
+	if n.ForEach == nil {
+		dec, _, err := r.call(ctx, n.EntryID, n.Capability, base, nil, "", step)
+		if err != nil {
+			return abi.Table{}, err
+		}
+		return dec.Table, nil
+	}
+	if n.Input < 0 {
+		return abi.Table{}, errors.New("for-each mutation without input")
+	}
+	in := r.states[n.Input].table
+	if len(in.Rows) > r.x.limits.MaxFanOut {
+		return abi.Table{}, fmt.Errorf("%w: %d receiver rows (max %d)", ErrFanOut, len(in.Rows), r.x.limits.MaxFanOut)
+	}
+	c := in.Col(n.ForEach.Field)
+	if c < 0 {
+		return abi.Table{}, fmt.Errorf("receiver rows have no field %q", n.ForEach.Field)
+	}
+	tables := make([]abi.Table, len(in.Rows))
+	err = r.forEach(ctx, len(in.Rows), func(ctx context.Context, i int) error {
+		vars := maps.Clone(base)
+		vars[n.ForEach.Var] = in.Rows[i][c]
+		dec, _, err := r.call(ctx, n.EntryID, n.Capability, vars, nil, "", step)
+		if err != nil {
+			return err
+		}
+		tables[i] = dec.Table
+		return nil
+	})
+	if err != nil {
+		return abi.Table{}, err
+	}
+	out := abi.Table{Columns: n.Columns}
+	for _, t := range tables {
+		rows, err := reorder(t, n.Columns)
+		if err != nil {
+			return abi.Table{}, err
+		}
+		out.Rows = append(out.Rows, rows...)
+	}
+	return out, nil
+}
+
+// forEach runs fn for 0..n-1 with the run's concurrency bound; the first
+// error cancels the others.
+func (r *run) forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}(i)
+	}
+	wg.Wait()
+	return first
+}
+
+// call compiles, sends and decodes one backend request. The semaphore
+// bounds backend calls in flight across the whole run.
+func (r *run) call(ctx context.Context, entry, capability string, vars, page map[string]any, relation string, step *Step) (*abi.DecodeResponse, *abi.CompiledRequest, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	defer func() { <-r.sem }()
+	creq, err := r.env.Engine.Compile(ctx, &abi.CompileRequest{EntryID: entry, Capability: capability, Vars: vars, Page: page})
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile %s: %w", capability, err)
+	}
+	resp, err := r.x.sender.Do(ctx, creq, r.env.Origins[entry], r.env.Secrets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", creq.Method, capability, err)
+	}
+	r.mu.Lock()
+	step.Calls++
+	r.mu.Unlock()
+	hdr := map[string]string{}
+	if l := resp.Headers.Get("Link"); l != "" {
+		hdr["Link"] = l
+	}
+	dec, err := r.env.Engine.Decode(ctx, &abi.DecodeRequest{
+		EntryID: entry, Capability: capability, Status: resp.Status, Headers: hdr, Relation: relation, Page: creq.Page,
+	}, resp.Body)
+	if err != nil {
+		var ae *abi.Error
+		if errors.As(err, &ae) && (resp.Status < 200 || resp.Status > 299) {
+			return nil, nil, fmt.Errorf("%w: %s answered %d %s: %s", ErrBackend, capability, resp.Status, http.StatusText(resp.Status), ae.Message)
+		}
+		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
+	}
+	return dec, creq, nil
+}

@@ -1,0 +1,221 @@
+// Package server is plasmd's front: the echo HTTP app (health, registry,
+// execute routes), the MCP server (Streamable HTTP at /mcp and stdio), and
+// the Service both call for sessions, teaching, planning and runs.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/runtime/egress"
+	"github.com/plasmd/plasmd/runtime/enginewasm"
+	"github.com/plasmd/plasmd/runtime/executor"
+	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/discovery"
+	"github.com/plasmd/plasmd/server/session"
+	"github.com/plasmd/plasmd/server/tenant"
+)
+
+// Version is the server version reported to MCP clients.
+const Version = "0.1.0"
+
+// Config configures an App.
+type Config struct {
+	// MaxBody caps request bodies (echo size syntax, e.g. "1M").
+	MaxBody string
+	// SessionIdleTTL expires execute sessions unused for this long.
+	SessionIdleTTL time.Duration
+	// CacheDir persists compiled modules across restarts ("" = memory only).
+	CacheDir string
+	// Limits are the default sandbox limits per tenant.
+	Limits sandbox.Limits
+	// Egress bounds backend calls.
+	Egress egress.Limits
+	// Tenants enables auth; nil means auth off (anonymous tenant).
+	Tenants *tenant.Set
+	// AnonymousSecrets are secrets of the anonymous tenant (e.g. the demo's).
+	AnonymousSecrets map[string]string
+	Logger           *slog.Logger
+}
+
+// App is a running plasmd: HTTP and MCP surfaces over one Service.
+type App struct {
+	cfg         Config
+	log         *slog.Logger
+	svc         *Service
+	tenants     *tenant.Set
+	anonymous   *tenant.Tenant
+	stdioTenant *tenant.Tenant
+	echo        *echo.Echo
+	mcp         *mcp.Server
+	mcpHTTP     http.Handler
+	mcpIDs      mcpSessions
+	egress      *egress.Client
+	closeOnce   sync.Once
+}
+
+// New builds an App serving catalogs.
+func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, error) {
+	if cfg.MaxBody == "" {
+		cfg.MaxBody = "1M"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Limits == (sandbox.Limits{}) {
+		cfg.Limits = sandbox.DefaultLimits()
+	}
+	reg, err := NewRegistry(catalogs)
+	if err != nil {
+		return nil, err
+	}
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	engine, err := host.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		host.Close(ctx)
+		return nil, fmt.Errorf("engine module: %w", err)
+	}
+	eg := egress.New(cfg.Egress)
+	store := session.NewMemory(cfg.SessionIdleTTL)
+	a := &App{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		tenants:   cfg.Tenants,
+		anonymous: &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
+		egress:    eg,
+		svc: &Service{
+			log:       cfg.Logger,
+			registry:  reg,
+			host:      host,
+			engine:    engine,
+			exec:      executor.New(eg, executor.Limits{}),
+			store:     store,
+			limits:    cfg.Limits,
+			sandboxes: map[string]*sandbox.Tenant{},
+			locks:     map[string]*sync.Mutex{},
+		},
+	}
+	a.stdioTenant = a.anonymous
+	a.mcp = a.newMCPServer()
+	a.mcpHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.mcp }, &mcp.StreamableHTTPOptions{
+		Logger: cfg.Logger,
+		// Auth (bearer tokens) and loopback-only binding are enforced by
+		// plasmd itself; browsers reach /mcp only through those checks.
+		DisableLocalhostProtection: cfg.Tenants != nil,
+	})
+	a.echo = echo.New()
+	a.echo.HideBanner = true
+	a.echo.HidePort = true
+	a.routes(a.echo)
+	return a, nil
+}
+
+// Handler returns the HTTP handler (health, registry, execute, /mcp).
+func (a *App) Handler() http.Handler { return a.echo }
+
+// SetStdioTenant selects the tenant stdio MCP sessions act as.
+func (a *App) SetStdioTenant(id string) error {
+	if a.tenants == nil {
+		if id != "" && id != tenant.Anonymous {
+			return fmt.Errorf("tenant %q: no tenants file is loaded", id)
+		}
+		return nil
+	}
+	t, ok := a.tenants.Get(id)
+	if !ok {
+		return fmt.Errorf("tenant %q is not in the tenants file", id)
+	}
+	a.stdioTenant = t
+	return nil
+}
+
+// ServeStdio serves MCP over the given reader/writer until ctx ends or the
+// peer closes.
+func (a *App) ServeStdio(ctx context.Context, t mcp.Transport) error {
+	ss, err := a.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	defer a.mcpIDs.forget(ss)
+	err = ss.Wait()
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Close releases the sandbox host and idle connections.
+func (a *App) Close(ctx context.Context) {
+	a.closeOnce.Do(func() {
+		a.egress.Close()
+		a.svc.host.Close(ctx)
+	})
+}
+
+// Discover ranks the tenant's catalog entities for one intent sentence.
+func (s *Service) Discover(t *tenant.Tenant, intent string, max int, allowed []string) (string, []discovery.Option, error) {
+	if strings.TrimSpace(intent) == "" {
+		return "", nil, errBadRequest("missing-intent", "intent is required: one sentence describing the whole goal")
+	}
+	if max <= 0 {
+		max = 12
+	}
+	if max > 100 {
+		max = 100
+	}
+	opts := discovery.Rank(s.registry.Visible(t.Allows), intent, max, allowed)
+	if len(opts) == 0 {
+		return "_No catalog entity matches this intent. Try other words, or list catalogs with GET /v1/registry._", nil, nil
+	}
+	return discovery.RenderTSV(opts), opts, nil
+}
+
+func describe(c *catalog.Catalog) registryEntry {
+	transport := "http"
+	for _, m := range c.Mappings {
+		if m.Transport == "graphql" {
+			transport = "graphql"
+			break
+		}
+	}
+	e := registryEntry{EntryID: c.EntryID, Description: c.Description, Aliases: c.RegistryAliases, Digest: c.Digest,
+		Entities: exposedEntities(c), Transport: transport, Auth: c.Auth.Scheme}
+	if e.Auth == "" {
+		e.Auth = "none"
+	}
+	if c.Module != nil {
+		e.Module = c.Module.SHA256
+	}
+	return e
+}
+
+type capabilityInfo struct {
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Entity      string `json:"entity"`
+	Description string `json:"description,omitempty"`
+}
+
+func capabilityList(c *catalog.Catalog) []capabilityInfo {
+	var out []capabilityInfo
+	for _, cp := range c.Capabilities {
+		out = append(out, capabilityInfo{Name: cp.Name, Kind: cp.Kind, Entity: cp.Entity, Description: cp.Description})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

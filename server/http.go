@@ -1,0 +1,408 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/plasmd/plasmd/server/results"
+	"github.com/plasmd/plasmd/server/session"
+	"github.com/plasmd/plasmd/server/tenant"
+)
+
+const tenantKey = "plasmd.tenant"
+
+// routes registers the HTTP surface on e.
+func (a *App) routes(e *echo.Echo) {
+	e.HTTPErrorHandler = a.httpError
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: a.cfg.MaxBody}))
+	e.Use(a.recoverer)
+	e.GET("/v1/health", a.health)
+	auth := e.Group("", a.authenticate)
+	auth.GET("/v1/registry", a.registryList)
+	auth.GET("/v1/registry/:entry", a.registryEntry)
+	auth.POST("/v1/discover", a.discover)
+	auth.POST("/execute", a.executeOpen)
+	auth.GET("/execute/:ph/:s", a.executeGet)
+	auth.POST("/execute/:ph/:s", a.executeRun)
+	auth.POST("/execute/:ph/:s/context", a.executeContext)
+	auth.GET("/execute/:ph/:s/runs", a.executeRuns)
+	auth.GET("/execute/:ph/:s/artifacts/:run", a.executeArtifact)
+	mcpHandler := echo.WrapHandler(a.mcpHTTP)
+	auth.Any("/mcp", mcpHandler)
+}
+
+// recoverer turns a panic in a handler into a generic 500 problem; the
+// stack goes to the log, never to the client.
+func (a *App) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				a.log.Error("handler panic", "path", c.Path(), "panic", r)
+				err = problem(http.StatusInternalServerError, "internal", "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// httpError writes every error as application/problem+json.
+func (a *App) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var p *Problem
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &he):
+		p = problem(he.Code, "http", http.StatusText(he.Code))
+		if he.Code == http.StatusRequestEntityTooLarge {
+			p = problem(he.Code, "body-too-large", "the request body is over the "+a.cfg.MaxBody+" limit")
+		}
+		if he.Code == http.StatusNotFound {
+			p = problem(he.Code, "not-found", "no such route: "+c.Request().Method+" "+c.Request().URL.Path)
+		}
+		if he.Code == http.StatusMethodNotAllowed {
+			p = problem(he.Code, "method-not-allowed", c.Request().Method+" is not allowed on "+c.Request().URL.Path)
+		}
+	default:
+		p = toProblem(err)
+	}
+	if p.Status >= 500 && p.Type == problemBase+"internal" {
+		a.log.Error("internal error", "path", c.Request().URL.Path, "err", err)
+	}
+	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
+	c.Response().WriteHeader(p.Status)
+	_ = json.NewEncoder(c.Response()).Encode(p)
+}
+
+// authenticate resolves the tenant from the bearer token (or the anonymous
+// tenant when auth is off) and stores it on the request.
+func (a *App) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		t, err := a.tenantFor(c.Request())
+		if err != nil {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="plasmd"`)
+			return problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+		}
+		c.Set(tenantKey, t)
+		return next(c)
+	}
+}
+
+func (a *App) tenantFor(r *http.Request) (*tenant.Tenant, error) {
+	if a.tenants == nil {
+		return a.anonymous, nil
+	}
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok {
+		return nil, tenant.ErrUnauthorized
+	}
+	return a.tenants.Authenticate(strings.TrimSpace(tok))
+}
+
+func tenantOf(c echo.Context) *tenant.Tenant { return c.Get(tenantKey).(*tenant.Tenant) }
+
+func (a *App) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{
+		"status":   "ok",
+		"catalogs": len(a.svc.registry.IDs()),
+		"engine":   a.svc.engine.Digest,
+		"store":    "memory",
+	})
+}
+
+type registryEntry struct {
+	EntryID     string   `json:"entry_id"`
+	Description string   `json:"description,omitempty"`
+	Aliases     []string `json:"registry_aliases,omitempty"`
+	Digest      string   `json:"digest"`
+	Entities    []string `json:"entities"`
+	Transport   string   `json:"transport"`
+	Auth        string   `json:"auth"`
+	Module      string   `json:"module_sha256,omitempty"`
+}
+
+func (a *App) registryList(c echo.Context) error {
+	t := tenantOf(c)
+	var out []registryEntry
+	for _, cat := range a.svc.registry.Visible(t.Allows) {
+		out = append(out, describe(cat))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": out, "limits": tenantLimits(a.svc.limits, t.Limits)})
+}
+
+func (a *App) registryEntry(c echo.Context) error {
+	t := tenantOf(c)
+	cat, ok := a.svc.registry.Resolve(c.Param("entry"))
+	if !ok || !t.Allows(cat.EntryID) {
+		return errNotFound("catalog %q is not in this tenant's registry", c.Param("entry"))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"catalog": describe(cat), "capabilities": capabilityList(cat)})
+}
+
+func (a *App) discover(c echo.Context) error {
+	var req struct {
+		Intent     string   `json:"intent"`
+		MaxOptions int      `json:"max_options"`
+		Allowed    []string `json:"allowed_entry_ids"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	text, opts, err := a.svc.Discover(tenantOf(c), req.Intent, req.MaxOptions, req.Allowed)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"options": opts, "tsv": text})
+}
+
+// executeOpen opens (or reuses) an execute session and redirects to it.
+func (a *App) executeOpen(c echo.Context) error {
+	var req struct {
+		EntryID  string   `json:"entry_id"`
+		Entities []string `json:"entities"`
+		Intent   string   `json:"intent"`
+		Ranked   []string `json:"ranked_capabilities"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.EntryID == "" || len(req.Entities) == 0 {
+		return errBadRequest("bad-open", "entry_id and a non-empty entities list are required")
+	}
+	seeds := make([]Seed, len(req.Entities))
+	for i, e := range req.Entities {
+		seeds[i] = Seed{Entry: req.EntryID, Entity: e}
+	}
+	op, err := a.svc.OpenExecute(c.Request().Context(), tenantOf(c), seeds, req.Intent, req.Ranked, "")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Location", executePath(op.Execute))
+	return c.JSON(http.StatusSeeOther, map[string]any{
+		"prompt_hash": op.Execute.PromptHash, "session_id": op.Execute.ID, "reused": op.Reused,
+		"location": executePath(op.Execute),
+	})
+}
+
+func executePath(e session.Execute) string { return "/execute/" + e.PromptHash + "/" + e.ID }
+
+func (a *App) loadExecute(c echo.Context) (session.Execute, error) {
+	return a.svc.store.GetExecute(c.Request().Context(), tenantOf(c).ID, c.Param("ph"), c.Param("s"))
+}
+
+func (a *App) executeGet(c echo.Context) error {
+	ex, err := a.loadExecute(c)
+	if err != nil {
+		return err
+	}
+	var ents []string
+	for _, e := range ex.Symbols.Entities {
+		ents = append(ents, e.EntryID+":"+e.Name)
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"prompt_hash": ex.PromptHash, "session_id": ex.ID, "prompt": ex.Prompt, "entities": ents,
+		"entries": ex.Entries, "domain_revision": ex.DomainRevision,
+	})
+}
+
+func (a *App) executeContext(c echo.Context) error {
+	var req struct {
+		Seeds  []Seed   `json:"seeds"`
+		Intent string   `json:"intent"`
+		Ranked []string `json:"ranked_capabilities"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	ex, err := a.loadExecute(c)
+	if err != nil {
+		return err
+	}
+	ext, err := a.svc.Extend(c.Request().Context(), tenantOf(c), ex, req.Seeds, req.Intent, req.Ranked)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"text": ext.Text, "unchanged": ext.Unchanged, "domain_revision": ext.Execute.DomainRevision})
+}
+
+// executeRun runs (or with ?mode=plan, plans) a program.
+func (a *App) executeRun(c echo.Context) error {
+	program, err := readProgram(c)
+	if err != nil {
+		return err
+	}
+	ex, err := a.loadExecute(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	t := tenantOf(c)
+	if c.QueryParam("mode") == "plan" {
+		p, err := a.svc.Plan(ctx, t, &ex, program)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"plan": p, "verdict": p.Verdict, "summary": p.Summary})
+	}
+	format, err := negotiate(c.Request().Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	out, err := a.svc.Run(ctx, t, RunScope{Execute: &ex, Ref: "s0"}, program)
+	if err != nil {
+		return err
+	}
+	meta := runMeta(out)
+	switch format {
+	case "application/json":
+		return c.JSON(http.StatusOK, map[string]any{"results": jsonRoots(out.Roots), "_meta": map[string]any{"plasm": meta}})
+	case "application/x-ndjson":
+		b, err := results.NDJSON(out.Roots)
+		if err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, "application/x-ndjson", b)
+	case "text/tab-separated-values":
+		return c.Blob(http.StatusOK, "text/tab-separated-values; charset=utf-8", []byte(results.TSV(out.Roots)))
+	}
+	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(results.Markdown(out.Roots)))
+}
+
+func (a *App) executeRuns(c echo.Context) error {
+	ex, err := a.loadExecute(c)
+	if err != nil {
+		return err
+	}
+	runs, err := a.svc.store.ListRuns(c.Request().Context(), tenantOf(c).ID, ex.PromptHash, ex.ID)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		RunID   string   `json:"run_id"`
+		N       int      `json:"n"`
+		Program string   `json:"program"`
+		Created string   `json:"created"`
+		Roots   []string `json:"roots"`
+	}
+	out := []item{}
+	for _, r := range runs {
+		it := item{RunID: r.RunID, N: r.N, Program: r.Program, Created: r.Created.Format("2006-01-02T15:04:05Z07:00")}
+		for _, root := range r.Roots {
+			it.Roots = append(it.Roots, root.Label)
+		}
+		out = append(out, it)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"runs": out})
+}
+
+func (a *App) executeArtifact(c echo.Context) error {
+	ex, err := a.loadExecute(c)
+	if err != nil {
+		return err
+	}
+	r, err := a.svc.store.GetRun(c.Request().Context(), tenantOf(c).ID, ex.PromptHash, ex.ID, c.Param("run"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, artifactJSON(r))
+}
+
+// readProgram accepts text/plain or {"program": "..."}.
+func readProgram(c echo.Context) (string, error) {
+	ct, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return "", he
+		}
+		return "", errBadRequest("bad-body", "could not read the request body")
+	}
+	if ct == "application/json" {
+		var req struct {
+			Program *string `json:"program"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return "", errBadRequest("malformed-json", "the body is not valid JSON: %v", err)
+		}
+		if req.Program == nil {
+			return "", errBadRequest("missing-program", `the JSON body needs a "program" string`)
+		}
+		return *req.Program, nil
+	}
+	return string(body), nil
+}
+
+func bindJSON(c echo.Context, v any) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he
+		}
+		return errBadRequest("bad-body", "could not read the request body")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errBadRequest("malformed-json", "the body is not valid JSON for this route: %v", err)
+	}
+	return nil
+}
+
+// negotiate picks a run result format from Accept; the default is the same
+// Markdown an MCP client sees.
+func negotiate(accept string) (string, error) {
+	if strings.TrimSpace(accept) == "" {
+		return "text/markdown", nil
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "application/json", "application/x-ndjson", "text/tab-separated-values", "text/markdown":
+			return mt, nil
+		case "*/*", "text/*":
+			return "text/markdown", nil
+		}
+	}
+	p := problem(http.StatusNotAcceptable, "not-acceptable", "supported: text/markdown, application/json, application/x-ndjson, text/tab-separated-values")
+	return "", p
+}
+
+func jsonRoots(roots []results.Root) []map[string]any {
+	out := make([]map[string]any, 0, len(roots))
+	for _, r := range roots {
+		m := map[string]any{"label": r.Label, "columns": r.Table.Columns, "rows": results.Objects(r.Table), "count": len(r.Table.Rows)}
+		if r.PageHandle != "" {
+			m["page_handle"] = r.PageHandle
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func artifactJSON(r session.Run) map[string]any {
+	var roots []map[string]any
+	for _, root := range r.Roots {
+		m := map[string]any{"label": root.Label, "entry_id": root.EntryID, "entity": root.Entity,
+			"columns": root.Table.Columns, "rows": results.Objects(root.Table), "count": len(root.Table.Rows)}
+		if root.PageHandle != "" {
+			m["page_handle"] = root.PageHandle
+		}
+		roots = append(roots, m)
+	}
+	return map[string]any{"run_id": r.RunID, "n": r.N, "program": r.Program, "created": r.Created, "results": roots}
+}

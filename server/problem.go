@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/runtime/egress"
+	"github.com/plasmd/plasmd/runtime/executor"
+	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/session"
+)
+
+// Problem is an RFC 9457 problem document; every error a client sees over
+// HTTP is one, and MCP tool errors carry the same fields as text.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	Hint   string `json:"hint,omitempty"`
+	Code   string `json:"code,omitempty"`
+}
+
+func (p *Problem) Error() string {
+	s := p.Detail
+	if p.Line > 0 {
+		s = fmt.Sprintf("%d:%d: %s", p.Line, p.Column, s)
+	}
+	if p.Hint != "" {
+		s += "\nhint: " + p.Hint
+	}
+	return s
+}
+
+const problemBase = "https://plasmd.dev/problems/"
+
+func problem(status int, typ, detail string) *Problem {
+	return &Problem{Type: problemBase + typ, Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+// errBadRequest and friends build problems for input errors.
+func errBadRequest(typ, format string, args ...any) *Problem {
+	return problem(http.StatusBadRequest, typ, fmt.Sprintf(format, args...))
+}
+
+func errNotFound(format string, args ...any) *Problem {
+	return problem(http.StatusNotFound, "not-found", fmt.Sprintf(format, args...))
+}
+
+// toProblem maps any error from the service to a problem with a stable type.
+// Unknown errors become a 500 whose detail is generic: internal text and
+// stacks never reach clients.
+func toProblem(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	var ae *abi.Error
+	if errors.As(err, &ae) {
+		status := http.StatusBadRequest
+		typ := "program-" + ae.Code
+		switch ae.Code {
+		case abi.CodeInternal:
+			status, typ = http.StatusInternalServerError, "engine-internal"
+		case abi.CodeCompile, abi.CodeCatalog:
+			status, typ = http.StatusUnprocessableEntity, "catalog-"+ae.Code
+		case abi.CodeDecode:
+			status, typ = http.StatusBadGateway, "backend-response"
+		}
+		return &Problem{Type: problemBase + typ, Title: http.StatusText(status), Status: status, Detail: ae.Message, Line: ae.Line, Column: ae.Column, Hint: ae.Hint, Code: ae.Code}
+	}
+	switch {
+	case errors.Is(err, session.ErrExpired):
+		p := problem(http.StatusGone, "session-expired", err.Error())
+		p.Hint = "call plasm_context again with the same intent (or POST /execute) to open a new session"
+		return p
+	case errors.Is(err, session.ErrNotFound):
+		return problem(http.StatusNotFound, "not-found", err.Error())
+	case errors.Is(err, sandbox.ErrBusy):
+		p := problem(http.StatusTooManyRequests, "busy", "the tenant's sandboxes are all busy")
+		p.Hint = "retry after a short delay"
+		return p
+	case errors.Is(err, sandbox.ErrDeadline):
+		return problem(http.StatusGatewayTimeout, "sandbox-deadline", "catalog logic exceeded its time limit")
+	case errors.Is(err, sandbox.ErrMemoryLimit):
+		return problem(http.StatusUnprocessableEntity, "sandbox-memory", "catalog logic exceeded its memory limit")
+	case errors.Is(err, sandbox.ErrInputTooLarge), errors.Is(err, sandbox.ErrOutputTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, "sandbox-size", err.Error())
+	case errors.Is(err, sandbox.ErrTrap), errors.Is(err, sandbox.ErrABI):
+		return problem(http.StatusBadGateway, "sandbox-trap", "catalog logic failed; the instance was discarded")
+	case errors.Is(err, egress.ErrDenied):
+		return problem(http.StatusForbidden, "egress-denied", err.Error())
+	case errors.Is(err, egress.ErrTimeout):
+		return problem(http.StatusGatewayTimeout, "backend-timeout", err.Error())
+	case errors.Is(err, egress.ErrTooLarge):
+		return problem(http.StatusBadGateway, "backend-too-large", err.Error())
+	case errors.Is(err, egress.ErrSecret):
+		return problem(http.StatusFailedDependency, "secret-missing", err.Error())
+	case errors.Is(err, egress.ErrTransport):
+		return problem(http.StatusBadGateway, "backend-unreachable", err.Error())
+	case errors.Is(err, executor.ErrBackend):
+		return problem(http.StatusBadGateway, "backend-error", err.Error())
+	case errors.Is(err, executor.ErrFanOut):
+		return problem(http.StatusUnprocessableEntity, "fan-out", err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return problem(http.StatusGatewayTimeout, "timeout", "the request took too long")
+	case errors.Is(err, context.Canceled):
+		return problem(499, "canceled", "the request was canceled")
+	}
+	var xe *executor.Error
+	if errors.As(err, &xe) {
+		return problem(http.StatusBadGateway, "run-failed", err.Error())
+	}
+	return problem(http.StatusInternalServerError, "internal", "internal error")
+}

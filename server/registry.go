@@ -1,0 +1,86 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/runtime/egress"
+)
+
+// Registry is the set of catalogs this process serves, addressed by entry
+// id or registry alias. It is immutable once built; a reload builds a new one.
+type Registry struct {
+	byID    map[string]*catalog.Catalog
+	alias   map[string]string
+	origins map[string][]egress.Origin
+	ids     []string
+}
+
+// NewRegistry indexes catalogs. Every catalog with an http_backend gets that
+// origin as its only allowed egress destination.
+func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
+	r := &Registry{byID: map[string]*catalog.Catalog{}, alias: map[string]string{}, origins: map[string][]egress.Origin{}}
+	for _, c := range cats {
+		if _, dup := r.byID[c.EntryID]; dup {
+			return nil, fmt.Errorf("registry: catalog %q is loaded twice", c.EntryID)
+		}
+		r.byID[c.EntryID] = c
+		r.ids = append(r.ids, c.EntryID)
+		if c.HTTPBackend != "" {
+			o, err := egress.ParseOrigin(c.HTTPBackend)
+			if err != nil {
+				return nil, fmt.Errorf("registry: catalog %q: http_backend: %w", c.EntryID, err)
+			}
+			r.origins[c.EntryID] = []egress.Origin{o}
+		}
+	}
+	for _, c := range cats {
+		for _, a := range c.RegistryAliases {
+			if _, clash := r.byID[a]; clash {
+				return nil, fmt.Errorf("registry: alias %q of %q is another catalog's id", a, c.EntryID)
+			}
+			if other, clash := r.alias[a]; clash && other != c.EntryID {
+				return nil, fmt.Errorf("registry: alias %q is claimed by %q and %q", a, other, c.EntryID)
+			}
+			r.alias[a] = c.EntryID
+		}
+	}
+	sort.Strings(r.ids)
+	return r, nil
+}
+
+// Resolve maps an entry id or alias to its catalog.
+func (r *Registry) Resolve(name string) (*catalog.Catalog, bool) {
+	if c, ok := r.byID[name]; ok {
+		return c, true
+	}
+	if id, ok := r.alias[name]; ok {
+		return r.byID[id], true
+	}
+	return nil, false
+}
+
+// IDs returns entry ids, sorted.
+func (r *Registry) IDs() []string { return slices.Clone(r.ids) }
+
+// Visible returns the catalogs a predicate admits, sorted by entry id.
+func (r *Registry) Visible(allow func(entryID string) bool) []*catalog.Catalog {
+	var out []*catalog.Catalog
+	for _, id := range r.ids {
+		if allow(id) {
+			out = append(out, r.byID[id])
+		}
+	}
+	return out
+}
+
+// Origins returns the egress allowlist for the given entries.
+func (r *Registry) Origins(entries []string) map[string][]egress.Origin {
+	out := make(map[string][]egress.Origin, len(entries))
+	for _, e := range entries {
+		out[e] = r.origins[e]
+	}
+	return out
+}

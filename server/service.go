@@ -1,0 +1,314 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/runtime/executor"
+	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/results"
+	"github.com/plasmd/plasmd/server/session"
+	"github.com/plasmd/plasmd/server/tenant"
+)
+
+// Service is what both surfaces (HTTP and MCP) call: sessions, teaching,
+// planning and runs for a tenant. It owns no transport concerns.
+type Service struct {
+	log      *slog.Logger
+	registry *Registry
+	host     *sandbox.Host
+	engine   *sandbox.Module
+	exec     *executor.Executor
+	store    session.Store
+	limits   sandbox.Limits
+
+	mu        sync.Mutex
+	sandboxes map[string]*sandbox.Tenant
+	locks     map[string]*sync.Mutex
+}
+
+// Seed names an entity to expose: an entry id (or alias) and an entity.
+type Seed struct {
+	API    string `json:"api,omitempty"`
+	Entry  string `json:"entry_id,omitempty"`
+	Entity string `json:"entity"`
+}
+
+func (s Seed) name() string {
+	if s.Entry != "" {
+		return s.Entry
+	}
+	return s.API
+}
+
+// sandboxFor returns the tenant's sandbox, creating it on first use with
+// the catalogs the tenant may see. Sandboxes are never shared across tenants.
+func (s *Service) sandboxFor(t *tenant.Tenant) *sandbox.Tenant {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb, ok := s.sandboxes[t.ID]; ok {
+		return sb
+	}
+	sb := s.host.Tenant(t.ID, sandbox.TenantSpec{
+		Module:   s.engine,
+		Catalogs: s.registry.Visible(t.Allows),
+		Limits:   tenantLimits(s.limits, t.Limits),
+	})
+	s.sandboxes[t.ID] = sb
+	return sb
+}
+
+func tenantLimits(base sandbox.Limits, l tenant.Limits) sandbox.Limits {
+	if l.MemoryMiB > 0 {
+		base.MemoryBytes = uint64(l.MemoryMiB) << 20
+	}
+	if l.CallTimeout > 0 {
+		base.CallTimeout = l.CallTimeout
+	}
+	if l.MaxInstances > 0 {
+		base.MaxInstances = l.MaxInstances
+	}
+	if l.MaxInputBytes > 0 {
+		base.MaxInput = l.MaxInputBytes
+	}
+	if l.MaxOutputBytes > 0 {
+		base.MaxOutput = l.MaxOutputBytes
+	}
+	return base
+}
+
+// lock serialises changes to one logical (or execute) session.
+func (s *Service) lock(key string) func() {
+	s.mu.Lock()
+	m, ok := s.locks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		s.locks[key] = m
+	}
+	s.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// resolveSeeds maps seeds to (catalog, entity), enforcing the tenant's
+// catalog allowlist. A disallowed or unknown catalog fails the whole call
+// and reads as "not found" either way.
+func (s *Service) resolveSeeds(t *tenant.Tenant, seeds []Seed) ([]resolvedSeed, error) {
+	if len(seeds) == 0 {
+		return nil, errBadRequest("missing-seeds", "seeds must name at least one {api, entity}")
+	}
+	if len(seeds) > 64 {
+		return nil, errBadRequest("too-many-seeds", "at most 64 seeds per call (got %d)", len(seeds))
+	}
+	var out []resolvedSeed
+	for i, sd := range seeds {
+		name := strings.TrimSpace(sd.name())
+		if name == "" {
+			return nil, errBadRequest("bad-seed", "seeds[%d]: api (or entry_id) is required", i)
+		}
+		cat, ok := s.registry.Resolve(name)
+		if !ok || !t.Allows(cat.EntryID) {
+			p := errNotFound("seeds[%d]: catalog %q is not in this tenant's registry", i, name)
+			p.Hint = "available: " + strings.Join(s.visibleIDs(t), ", ")
+			return nil, p
+		}
+		e, ok := cat.Entities[sd.Entity]
+		if !ok || e.Abstract {
+			p := errNotFound("seeds[%d]: catalog %q has no entity %q", i, cat.EntryID, sd.Entity)
+			p.Hint = "entities: " + strings.Join(exposedEntities(cat), ", ")
+			return nil, p
+		}
+		out = append(out, resolvedSeed{cat: cat, entity: sd.Entity})
+	}
+	return out, nil
+}
+
+type resolvedSeed struct {
+	cat    *catalog.Catalog
+	entity string
+}
+
+func (s *Service) visibleIDs(t *tenant.Tenant) []string {
+	var ids []string
+	for _, c := range s.registry.Visible(t.Allows) {
+		ids = append(ids, c.EntryID)
+	}
+	return ids
+}
+
+func exposedEntities(c *catalog.Catalog) []string {
+	var names []string
+	for n, e := range c.Entities {
+		if !e.Abstract {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// reuseKey is the SessionReuseKey of seed 000: tenant scope, primary entry
+// (lexicographically first catalog among the seeds), its catalog digest, the
+// sorted deduplicated primary-catalog entities, the vendor module digest, and
+// the logical session id.
+func reuseKey(tenantID string, seeds []resolvedSeed, logicalID string) string {
+	primary := primaryEntry(seeds)
+	var ents []string
+	var cat *catalog.Catalog
+	for _, sd := range seeds {
+		if sd.cat.EntryID == primary {
+			ents = append(ents, sd.entity)
+			cat = sd.cat
+		}
+	}
+	slices.Sort(ents)
+	ents = slices.Compact(ents)
+	module := ""
+	if cat.Module != nil {
+		module = cat.Module.SHA256
+	}
+	parts := []string{tenantID, primary, cat.Digest, strings.Join(ents, ","), "", module, logicalID}
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:])
+}
+
+func primaryEntry(seeds []resolvedSeed) string {
+	primary := seeds[0].cat.EntryID
+	for _, sd := range seeds[1:] {
+		if sd.cat.EntryID < primary {
+			primary = sd.cat.EntryID
+		}
+	}
+	return primary
+}
+
+// Plan parses, expands, checks and plans a program in the tenant's sandbox.
+func (s *Service) Plan(ctx context.Context, t *tenant.Tenant, ex *session.Execute, program string) (*plan.Plan, error) {
+	if strings.TrimSpace(program) == "" {
+		return nil, &abi.Error{Code: abi.CodeSyntax, Message: "empty program", Line: 1, Column: 1, Hint: "send an expression such as Entity(\"id\") or a taught row with its $ filled in"}
+	}
+	sb := s.sandboxFor(t)
+	p, err := sb.Plan(ctx, &abi.PlanRequest{Program: program, Symbols: &ex.Symbols, Entries: ex.Entries})
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return p, nil
+}
+
+// RunScope identifies where a run's artifacts and handles live.
+type RunScope struct {
+	Execute *session.Execute
+	// LogicalID is set for MCP runs; HTTP runs scope to the execute session.
+	LogicalID string
+	// Ref is the logical session ref (s0 for HTTP runs).
+	Ref string
+}
+
+func (r RunScope) scope() string {
+	if r.LogicalID != "" {
+		return r.LogicalID
+	}
+	return r.Execute.ID
+}
+
+// RunOutcome is a finished run with its rendered roots.
+type RunOutcome struct {
+	Run                    session.Run
+	Plan                   *plan.Plan
+	Roots                  []results.Root
+	Steps                  []executor.Step
+	ShortURI, CanonicalURI string
+}
+
+// Run plans and executes a program, stores the run artifact and mints
+// paging handles for lists that continue.
+func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, program string) (*RunOutcome, error) {
+	p, err := s.Plan(ctx, t, sc.Execute, program)
+	if err != nil {
+		return nil, err
+	}
+	sb := s.sandboxFor(t)
+	env := &executor.Env{
+		Engine:  sb,
+		Secrets: t,
+		Origins: s.registry.Origins(sc.Execute.Entries),
+		ResolvePage: func(handle string) (*executor.Continuation, error) {
+			return s.resolvePage(ctx, t, sc, handle)
+		},
+	}
+	res, err := s.exec.Run(ctx, p, env)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.store.NextSeq(ctx, t.ID, sc.scope(), "run")
+	if err != nil {
+		return nil, err
+	}
+	run := session.Run{
+		Tenant: t.ID, LogicalID: sc.LogicalID, PromptHash: sc.Execute.PromptHash, SessionID: sc.Execute.ID,
+		RunID: uuid.NewString(), N: n, Program: program, Created: time.Now().UTC(),
+	}
+	out := &RunOutcome{Plan: p, Steps: res.Steps}
+	out.ShortURI = fmt.Sprintf("plasm://session/%s/r/%d", sc.Ref, n)
+	out.CanonicalURI = fmt.Sprintf("plasm://execute/%s/%s/run/%s", sc.Execute.PromptHash, sc.Execute.ID, run.RunID)
+	for _, r := range res.Roots {
+		rr := session.RunRoot{Label: r.Label, EntryID: r.EntryID, Entity: r.Entity, Table: r.Table}
+		if r.Next != nil {
+			pn, err := s.store.NextSeq(ctx, t.ID, sc.scope(), "page")
+			if err != nil {
+				return nil, err
+			}
+			if err := s.store.PutPage(ctx, session.Page{Tenant: t.ID, Scope: sc.scope(), N: pn, Continuation: *r.Next}); err != nil {
+				return nil, err
+			}
+			rr.PageHandle = fmt.Sprintf("%s_pg%d", sc.Ref, pn)
+		}
+		run.Roots = append(run.Roots, rr)
+		out.Roots = append(out.Roots, results.Root{Label: r.Label, Table: r.Table, PageHandle: rr.PageHandle, ArtifactURI: out.ShortURI})
+	}
+	if err := s.store.PutRun(ctx, run); err != nil {
+		return nil, err
+	}
+	out.Run = run
+	return out, nil
+}
+
+// resolvePage finds the continuation behind a handle such as s0_pg3. A
+// handle minted for another ref (or tenant) is rejected as not found.
+func (s *Service) resolvePage(ctx context.Context, t *tenant.Tenant, sc RunScope, handle string) (*executor.Continuation, error) {
+	ref, num, ok := strings.Cut(handle, "_pg")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n <= 0 {
+		return nil, &Problem{Type: problemBase + "bad-handle", Title: "Bad Request", Status: 400,
+			Detail: fmt.Sprintf("%q is not a paging handle", handle), Hint: "paging handles look like s0_pg1 and come from earlier results"}
+	}
+	if ref != sc.Ref {
+		return nil, &Problem{Type: problemBase + "bad-handle", Title: "Bad Request", Status: 400,
+			Detail: fmt.Sprintf("paging handle %s belongs to logical session %s, not %s", handle, ref, sc.Ref),
+			Hint:   "use handles from this logical_session_ref's own results"}
+	}
+	pg, err := s.store.GetPage(ctx, t.ID, sc.scope(), n)
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return nil, errNotFound("paging handle %s is unknown in this session", handle)
+		}
+		return nil, err
+	}
+	c := pg.Continuation
+	return &c, nil
+}

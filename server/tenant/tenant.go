@@ -1,0 +1,169 @@
+// Package tenant owns tenant identity: the tenants file that maps bearer
+// tokens (stored only as sha256) to tenant ids, each tenant's allowed
+// catalogs, secrets and sandbox limits, and the anonymous tenant used when
+// auth is off.
+package tenant
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Anonymous is the tenant id used when auth is off.
+const Anonymous = "anonymous"
+
+// ErrUnauthorized means the credential matches no tenant.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// Limits override sandbox defaults for a tenant (zero = default).
+type Limits struct {
+	MemoryMiB      int           `yaml:"memory_mib" json:"memory_mib,omitempty"`
+	CallTimeout    time.Duration `yaml:"call_timeout" json:"call_timeout,omitempty"`
+	MaxInstances   int           `yaml:"max_instances" json:"max_instances,omitempty"`
+	MaxInputBytes  int           `yaml:"max_input_bytes" json:"max_input_bytes,omitempty"`
+	MaxOutputBytes int           `yaml:"max_output_bytes" json:"max_output_bytes,omitempty"`
+}
+
+// Tenant is one isolation domain.
+type Tenant struct {
+	ID string `yaml:"id"`
+	// TokenSHA256 are hex sha256 digests of the tenant's bearer tokens.
+	TokenSHA256 []string `yaml:"token_sha256"`
+	// Catalogs the tenant may use; empty means every loaded catalog.
+	Catalogs []string `yaml:"catalogs"`
+	// Secrets resolve catalog auth env names; they never leave the host.
+	Secrets map[string]string `yaml:"secrets"`
+	Limits  Limits            `yaml:"limits"`
+}
+
+// Secret resolves a secret name: the tenant's secrets first, then (only for
+// the anonymous tenant of a local, auth-off server) the process environment.
+func (t *Tenant) Secret(name string) (string, bool) {
+	if v, ok := t.Secrets[name]; ok {
+		return v, true
+	}
+	if t.ID == Anonymous {
+		return os.LookupEnv(name)
+	}
+	return "", false
+}
+
+// Allows reports whether the tenant may use catalog entryID.
+func (t *Tenant) Allows(entryID string) bool {
+	return len(t.Catalogs) == 0 || slices.Contains(t.Catalogs, entryID)
+}
+
+// Set is the configured tenants. A nil *Set means auth is off.
+type Set struct {
+	byID    map[string]*Tenant
+	byToken map[[32]byte]*Tenant
+}
+
+type file struct {
+	Tenants []*Tenant `yaml:"tenants"`
+}
+
+// Load reads a tenants file (YAML or JSON).
+func Load(path string) (*Set, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tenants file: %w", err)
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("tenants file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse parses tenants-file content. Unknown keys are errors.
+func Parse(b []byte) (*Set, error) {
+	var f file
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	s := &Set{byID: map[string]*Tenant{}, byToken: map[[32]byte]*Tenant{}}
+	for i, t := range f.Tenants {
+		if t == nil || t.ID == "" {
+			return nil, fmt.Errorf("tenants[%d]: id is required", i)
+		}
+		if t.ID == Anonymous {
+			return nil, fmt.Errorf("tenants[%d]: id %q is reserved", i, Anonymous)
+		}
+		if _, dup := s.byID[t.ID]; dup {
+			return nil, fmt.Errorf("tenants[%d]: duplicate id %q", i, t.ID)
+		}
+		if len(t.TokenSHA256) == 0 {
+			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest", t.ID)
+		}
+		for _, h := range t.TokenSHA256 {
+			raw, err := hex.DecodeString(strings.TrimSpace(h))
+			if err != nil || len(raw) != sha256.Size {
+				return nil, fmt.Errorf("tenant %s: token_sha256 %q is not a hex sha256 digest", t.ID, h)
+			}
+			var k [32]byte
+			copy(k[:], raw)
+			if other, dup := s.byToken[k]; dup {
+				return nil, fmt.Errorf("tenant %s: a token digest is also used by tenant %s", t.ID, other.ID)
+			}
+			s.byToken[k] = t
+		}
+		s.byID[t.ID] = t
+	}
+	return s, nil
+}
+
+// Authenticate maps a bearer token to its tenant.
+func (s *Set) Authenticate(token string) (*Tenant, error) {
+	if token == "" {
+		return nil, ErrUnauthorized
+	}
+	sum := sha256.Sum256([]byte(token))
+	t, ok := s.byToken[sum]
+	if !ok {
+		return nil, ErrUnauthorized
+	}
+	// The map lookup already selected by digest; compare again in constant
+	// time so the decision does not depend on early-exit comparisons.
+	for _, h := range t.TokenSHA256 {
+		raw, _ := hex.DecodeString(strings.TrimSpace(h))
+		if subtle.ConstantTimeCompare(raw, sum[:]) == 1 {
+			return t, nil
+		}
+	}
+	return nil, ErrUnauthorized
+}
+
+// Get returns a tenant by id.
+func (s *Set) Get(id string) (*Tenant, bool) {
+	t, ok := s.byID[id]
+	return t, ok
+}
+
+// All returns the tenants sorted by id.
+func (s *Set) All() []*Tenant {
+	out := make([]*Tenant, 0, len(s.byID))
+	for _, t := range s.byID {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *Tenant) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Digest returns the hex sha256 of a token, for writing tenants files.
+func Digest(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(s[:])
+}
