@@ -1,0 +1,167 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+type errCase struct {
+	name, program string
+	entries       []string
+	nilSymbols    bool
+	code          string
+	line, col     int
+	msg, hint     string // substrings
+}
+
+var errorCases = []errCase{
+	// lexing and symbols
+	{name: "empty", program: " \n\t\n", code: abi.CodeSyntax, line: 1, col: 1, msg: "empty program"},
+	{name: "bare_dollar", program: `Issue{status=$}`, code: abi.CodeSyntax, line: 1, col: 14, msg: "fill-in cue", hint: "replace $"},
+	{name: "dotdot", program: `Issue.create(title="x", ..)`, code: abi.CodeSyntax, line: 1, col: 25, msg: "omitted optional parameters", hint: "remove `..`"},
+	{name: "dotdot_alone", program: `Issue("i1").update(..)`, code: abi.CodeSyntax, line: 1, col: 20, hint: "remove `..`"},
+	{name: "literal_newline", program: `a = Project("p1")\na.issues`, code: abi.CodeSyntax, line: 1, col: 18, msg: `literal two-character "\n"`, hint: "real newlines"},
+	{name: "stray_backslash", program: `Issue(\x)`, code: abi.CodeSyntax, line: 1, col: 7},
+	{name: "unterminated_string", program: "Issue(\"i1)\nProject", code: abi.CodeSyntax, line: 1, col: 7, msg: "unterminated string"},
+	{name: "bad_escape", program: `Issue("a\qb")`, code: abi.CodeSyntax, line: 1, col: 9, msg: `unknown escape \q`},
+	{name: "bad_unicode_escape", program: `Issue("\u12")`, code: abi.CodeSyntax, line: 1, col: 8, msg: `malformed \u`},
+	{name: "heredoc_unclosed", program: "Issue.create(title=<<MD\nhello\n", code: abi.CodeSyntax, line: 1, col: 20, msg: "never closed", hint: "only MD"},
+	{name: "heredoc_trailing", program: "Issue.create(title=<<MD x\nhello\nMD)", code: abi.CodeSyntax, line: 1, col: 25, msg: "must end its line"},
+	{name: "unknown_symbol", program: `e99("x")`, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "unknown symbol e99", hint: "call plasm_context again"},
+	{name: "symbol_without_map", program: `Issue("i1").m3()`, nilSymbols: true, code: abi.CodeUnknownMethod, line: 1, col: 13, msg: "unknown symbol m3", hint: "teaching table"},
+	{name: "value_symbol", program: `Issue{status=v1}`, code: abi.CodeSyntax, line: 1, col: 14, msg: "value-domain symbol", hint: "use the value itself"},
+	{name: "method_wrong_entity", program: `e4("i1").m1()`, entries: bothEntries, code: abi.CodeUnknownMethod, line: 1, col: 10, msg: "m1 (close) is a method of kanban:Issue, not of tracker:Issue", hint: "kanban:Issue (e1)"},
+	{name: "relation_wrong_entity", program: `e5("p1").r1`, entries: bothEntries, code: abi.CodeUnknownField, line: 1, col: 10, msg: "r1 is a relation of tracker:Issue", hint: "e4"},
+	{name: "method_symbol_as_entity", program: `m3("i1")`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "method symbol", hint: "e4.m3(…)"},
+	{name: "slot_symbol_as_value", program: `Issue{status=p4}`, code: abi.CodeType, line: 1, col: 14, msg: "p4 is a session symbol", hint: `"p4"`},
+
+	// syntax
+	{name: "missing_comma", program: `Issue{status="open" votes>1}`, code: abi.CodeSyntax, line: 1, col: 21, msg: `expected "}", found "votes"`},
+	{name: "unclosed_paren", program: "a = Issue(\"i1\"\nb", code: abi.CodeSyntax, line: 1, col: 10, msg: "never closed"},
+	{name: "unmatched_close", program: `Issue("i1"))`, code: abi.CodeSyntax, line: 1, col: 12, msg: "no matching opening"},
+	{name: "roots_not_last", program: "Issue(\"i1\")\nProject(\"p1\")", code: abi.CodeSyntax, line: 1, col: 1, msg: "only the last line", hint: "bind this line"},
+	{name: "binding_two_roots", program: `a = Issue("i1"), Project("p1")`, code: abi.CodeSyntax, line: 1, col: 16, msg: "expected end of line", hint: "binding holds one expression"},
+	{name: "positional_arg", program: `Issue("i1").add-label("bug")`, code: abi.CodeSyntax, line: 1, col: 23, msg: "expected name=value", hint: "param=value"},
+	{name: "bad_operator", program: `Issue{status:"open"}`, code: abi.CodeSyntax, line: 1, col: 13, msg: "expected an operator"},
+	{name: "bad_sort_direction", program: `Issue{status="open"}.sort(votes, up)`, code: abi.CodeSyntax, line: 1, col: 34, msg: "asc or desc"},
+	{name: "limit_zero", program: `Project.limit(0)`, code: abi.CodeType, line: 1, col: 15, msg: "positive whole number"},
+	{name: "malformed_number", program: `Issue(12ab)`, code: abi.CodeSyntax, line: 1, col: 7, msg: "malformed number"},
+	{name: "second_line_column", program: "a = Project(\"p1\")\na.issues.limit(1)[id,, title]", code: abi.CodeSyntax, line: 2, col: 22, msg: `expected a field name, found ","`},
+	{name: "unknown_aggregate", program: `Issue.aggregate(n=median(votes))`, code: abi.CodeSyntax, line: 1, col: 19, msg: "unknown aggregate"},
+
+	// unsupported constructs parse, then are refused where they stand
+	{name: "group_by", program: `Issue{status="open"}.group_by(status, n=count)`, code: abi.CodeBadRequest, line: 1, col: 22, msg: ".group_by(…) is not supported by this server yet"},
+	{name: "aggregate", program: `Issue{status="open"}.aggregate(n=count, s=sum(votes))`, code: abi.CodeBadRequest, line: 1, col: 22, msg: ".aggregate(…) is not supported"},
+	{name: "dedupe", program: `Project.dedupe(name, id)`, code: abi.CodeBadRequest, line: 1, col: 9, msg: ".dedupe(…) is not supported"},
+	{name: "singleton", program: `Project.singleton()`, code: abi.CodeBadRequest, line: 1, col: 9, msg: ".singleton(…) is not supported", hint: ".limit(1)"},
+	{name: "page_size", program: `Project.page_size(10)`, code: abi.CodeBadRequest, line: 1, col: 9, msg: ".page_size(…) is not supported"},
+	{name: "render", program: "r = Project[name] <<MD\n{{ rows|length }} projects\nMD\nr", code: abi.CodeBadRequest, line: 1, col: 19, msg: "render (<<TAG) is not supported"},
+	{name: "derive", program: "a = Project.limit(2)\nnotes = a => {t: _.name}\nnotes", code: abi.CodeBadRequest, line: 2, col: 11, msg: "derive (a => {…}) is not supported"},
+	{name: "effect", program: "a = Issue{status=\"open\"}\nsync = a => Issue(_.id).update(title=\"x\")\nsync", code: abi.CodeBadRequest, line: 2, col: 10, msg: "effect (a => …) is not supported", hint: "a.method(…)"},
+	{name: "wait", program: `wait(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "wait(…) is not supported"},
+	{name: "cancel", program: `cancel(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "cancel(…) is not supported"},
+	{name: "bad_page_handle", program: `page(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 6, msg: "invalid page handle", hint: "operation handle"},
+
+	// names
+	{name: "unknown_entity_suggestion", program: `Isue("i1")`, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "unknown entity or label Isue", hint: "did you mean Issue?"},
+	{name: "ambiguous_issue", program: `Issue("i1")`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "ambiguous entity Issue", hint: "tracker:Issue (e4) or kanban:Issue (e1)"},
+	{name: "ambiguous_issue_no_symbols", program: "x = Project(\"p\")\nUser(\"u\")", entries: bothEntries, nilSymbols: true, code: abi.CodeUnknownEntity, line: 2, col: 1, hint: "tracker:User or kanban:User"},
+	{name: "abstract_entity", program: `Node`, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "abstract"},
+	{name: "unknown_catalog", program: `github:Issue("1")`, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "catalog github is not part of this session", hint: "catalogs: tracker"},
+	{name: "qualified_missing_entity", program: `kanban:Comment`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "catalog kanban has no entity Comment", hint: "entities of kanban: Board, Issue, Team, User"},
+	{name: "entity_not_in_session", program: `e1("k1")`, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "not part of this session"},
+	{name: "undefined_label", program: `a.comments`, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "unknown entity or label a"},
+	{name: "label_before_binding", program: "x = b.comments\nb = Issue(\"i1\")\nx", code: abi.CodeUnknownEntity, line: 1, col: 5, msg: "used before it is bound (line 2)"},
+	{name: "label_is_entity", program: "Issue = Project(\"p\")\nIssue", code: abi.CodeSyntax, line: 1, col: 1, msg: "entity name"},
+	{name: "label_is_symbol", program: "p9 = Project(\"p\")\np9", nilSymbols: true, code: abi.CodeUnknownField, line: 1, col: 1, msg: "unknown symbol p9"},
+	{name: "label_rebound", program: "a = Project(\"p\")\na = Project(\"q\")\na", code: abi.CodeSyntax, line: 2, col: 1, msg: "already bound at line 1"},
+	{name: "label_with_parens", program: "a = Project(\"p\")\na(\"x\")", code: abi.CodeSyntax, line: 2, col: 1, msg: "label a is not an entity"},
+	{name: "unknown_field_pred", program: `Issue{stauts="open"}`, code: abi.CodeUnknownField, line: 1, col: 7, msg: "Issue has no field stauts", hint: "did you mean status? fields of Issue: id, project_id, title, status"},
+	{name: "unknown_projection_field", program: `Issue("i1")[id, titel]`, code: abi.CodeUnknownField, line: 1, col: 17, hint: "did you mean title?"},
+	{name: "unknown_sort_field", program: `Project.sort(nme)`, code: abi.CodeUnknownField, line: 1, col: 14, hint: "did you mean name?"},
+	{name: "field_not_relation", program: `Issue("i1").title`, code: abi.CodeUnknownField, line: 1, col: 13, msg: "title is a field of Issue, not a relation", hint: "[title]"},
+	{name: "unknown_relation", program: `Issue("i1").coments`, code: abi.CodeUnknownField, line: 1, col: 13, msg: "Issue has no relation coments", hint: "did you mean comments? relations of Issue: comments, labels, assignee"},
+	{name: "method_without_parens", program: `Issue("i1").close`, code: abi.CodeUnknownField, line: 1, col: 13, msg: "close is a method", hint: ".close(…)"},
+	{name: "relation_with_parens", program: `Issue("i1").comments()`, code: abi.CodeUnknownMethod, line: 1, col: 13, msg: "comments is a relation", hint: ".comments"},
+	{name: "unknown_method", program: `Issue("i1").clos()`, code: abi.CodeUnknownMethod, line: 1, col: 13, msg: "Issue has no method clos", hint: "did you mean close?"},
+	{name: "read_as_method", program: `Issue("i1").get()`, code: abi.CodeUnknownMethod, line: 1, col: 13, msg: "get is a get"},
+	{name: "projection_drops_hop_field", program: `Issue{status="open"}[title].comments`, code: abi.CodeType, line: 1, col: 29, msg: "dropped it"},
+
+	// types and arity
+	{name: "missing_required_query", program: `Comment{body~"x"}`, code: abi.CodeType, line: 1, col: 1, msg: "Comment query needs issue_id (comment_query)"},
+	{name: "bare_needs_params", program: `Comment`, code: abi.CodeType, line: 1, col: 1, msg: "listing every Comment needs issue_id", hint: "Comment{issue_id=…}"},
+	{name: "search_missing", program: `Comment~"x"`, code: abi.CodeUnknownMethod, line: 1, col: 1, msg: "Comment has no search capability", hint: "Comment{issue_id=…}"},
+	{name: "no_get", program: `Comment("c1")`, code: abi.CodeUnknownMethod, line: 1, col: 1, msg: "no get capability"},
+	{name: "select_value", program: `Issue{status="opne"}`, code: abi.CodeType, line: 1, col: 14, msg: "status expects one of its allowed values", hint: "did you mean open? allowed values: open, closed"},
+	{name: "number_value", program: `Issue{score>"high"}`, code: abi.CodeType, line: 1, col: 13, msg: "score expects a number"},
+	{name: "create_missing_required", program: `Issue.create(title="x")`, code: abi.CodeType, line: 1, col: 7, msg: "Issue.create is missing project_id", hint: "required: project_id; optional: body, assignee_id"},
+	{name: "create_unknown_param", program: `Issue.create(project_id="p", title="x", color="red")`, code: abi.CodeUnknownField, line: 1, col: 41, msg: "Issue.create has no parameter color", hint: "parameters of create: project_id, title, body, assignee_id"},
+	{name: "duplicate_param", program: `Issue.create(project_id="p", title="x", title="y")`, code: abi.CodeType, line: 1, col: 41, msg: "given twice"},
+	{name: "action_needs_receiver", program: `Issue.close()`, code: abi.CodeType, line: 1, col: 7, msg: "close needs a receiver row", hint: `Issue("id").close(…)`},
+	{name: "create_on_row", program: `Issue("i1").create(title="x")`, code: abi.CodeType, line: 1, col: 13, msg: "call it on the entity itself"},
+	{name: "list_label_field", program: "a = Issue{status=\"open\"}\nIssue.create(project_id=a.project_id, title=\"x\")", code: abi.CodeType, line: 2, col: 25, msg: "a is a list", hint: ".limit(1)"},
+	{name: "label_without_field", program: "a = Project(\"p\")\nIssue.create(project_id=a, title=\"x\")", code: abi.CodeType, line: 2, col: 25, msg: "a is a label", hint: "a.id"},
+	{name: "unknown_label_field_value", program: `Issue.create(project_id=b.id, title="x")`, code: abi.CodeUnknownEntity, line: 1, col: 25, msg: "unknown label b"},
+	{name: "compound_key_single_id", program: `Repo("x")`, code: abi.CodeType, line: 1, col: 1, msg: "compound key", hint: "Repo(owner=…, name=…)"},
+	{name: "compound_key_missing", program: `Repo(owner="x")`, code: abi.CodeType, line: 1, col: 1, msg: "missing its key name"},
+	{name: "unknown_key", program: `Issue(ident="x")`, code: abi.CodeUnknownField, line: 1, col: 7, msg: "Issue has no key ident"},
+	{name: "duplicate_pushdown", program: `Issue{status="open", status="closed"}`, code: abi.CodeType, line: 1, col: 22, msg: "status is given twice"},
+	{name: "filter_label_ref", program: "a = Issue(\"i\")\nIssue{title=a.title}", code: abi.CodeType, line: 2, col: 13, msg: "only a parameter equality"},
+	{name: "underscore_outside", program: `Issue{title=_.title}`, code: abi.CodeSyntax, line: 1, col: 13, msg: "only has a meaning inside a derive"},
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range errorCases {
+		t.Run(tc.name, func(t *testing.T) {
+			entries := tc.entries
+			if entries == nil {
+				entries = onlyTracker
+			}
+			syms := testSymbols()
+			if tc.nilSymbols {
+				syms = nil
+			}
+			p, err := run(tc.program, entries, syms)
+			if err == nil {
+				t.Fatalf("Plan(%q) = %s, want error", tc.program, p.Summary)
+			}
+			if p != nil {
+				t.Fatal("plan and error both returned")
+			}
+			if err.Code != tc.code || err.Line != tc.line || err.Column != tc.col ||
+				!strings.Contains(err.Message, tc.msg) || !strings.Contains(err.Hint, tc.hint) {
+				t.Errorf("Plan(%q):\n got %s %d:%d %q hint %q\nwant %s %d:%d %q hint %q",
+					tc.program, err.Code, err.Line, err.Column, err.Message, err.Hint,
+					tc.code, tc.line, tc.col, tc.msg, tc.hint)
+			}
+		})
+	}
+}
+
+func TestLimits(t *testing.T) {
+	big := strings.Repeat(`Project("p1"), `, MaxProgram/15+1)
+	if _, err := run(big, onlyTracker, nil); err == nil || err.Code != abi.CodeBadRequest || err.Line != 1 || !strings.Contains(err.Message, "limit") {
+		t.Fatalf("oversized program: %v", err)
+	}
+	many := strings.TrimSuffix(strings.Repeat(`Project("p1"), `, 300), ", ")
+	if _, err := run(many, onlyTracker, nil); err == nil || err.Code != abi.CodeBadRequest || !strings.Contains(err.Message, "256") {
+		t.Fatalf("too many nodes: %v", err)
+	}
+	deep := "Issue{status=" + strings.Repeat("[", 70) + strings.Repeat("]", 70) + "}"
+	if _, err := run(deep, onlyTracker, nil); err == nil || err.Code != abi.CodeBadRequest || !strings.Contains(err.Message, "64 deep") {
+		t.Fatalf("deep nesting: %v", err)
+	}
+	var lines []string
+	for i := range 300 {
+		lines = append(lines, "a"+strings.Repeat("x", i%5)+"_"+itoa3(i)+" = Project(\"p\")")
+	}
+	if _, err := run(strings.Join(lines, "\n"), onlyTracker, nil); err == nil || err.Code != abi.CodeBadRequest {
+		t.Fatalf("too many statements: %v", err)
+	}
+}
+
+func itoa3(i int) string {
+	return string(rune('a'+i/100)) + string(rune('a'+i/10%10)) + string(rune('a'+i%10))
+}

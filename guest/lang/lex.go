@@ -1,0 +1,416 @@
+package lang
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+// pos is a 1-based line:column in the program; columns count characters.
+type pos struct{ line, col int }
+
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	tNL
+	tIdent
+	tString
+	tHeredoc
+	tNumber
+	tLParen
+	tRParen
+	tLBrace
+	tRBrace
+	tLBrack
+	tRBrack
+	tComma
+	tDot
+	tColon
+	tEq
+	tNe
+	tGt
+	tLt
+	tGe
+	tLe
+	tTilde
+	tArrow
+)
+
+var tokNames = [...]string{
+	tEOF: "end of program", tNL: "newline", tIdent: "name", tString: "string",
+	tHeredoc: "heredoc", tNumber: "number", tLParen: "(", tRParen: ")",
+	tLBrace: "{", tRBrace: "}", tLBrack: "[", tRBrack: "]", tComma: ",",
+	tDot: ".", tColon: ":", tEq: "=", tNe: "!=", tGt: ">", tLt: "<",
+	tGe: ">=", tLe: "<=", tTilde: "~", tArrow: "=>",
+}
+
+func (k tokKind) String() string { return tokNames[k] }
+
+// token is one lexeme. For identifiers text is the wire name after symbol
+// expansion and raw is what the program said; for strings and heredocs text
+// is the decoded value.
+type token struct {
+	kind  tokKind
+	text  string
+	raw   string
+	num   any
+	p     pos
+	off   int // byte offset of the first character
+	end   int // byte offset after the last character
+	space bool
+	sym   *symRef
+}
+
+func (t *token) describe() string {
+	switch t.kind {
+	case tIdent:
+		return strconv.Quote(t.raw)
+	case tNumber:
+		return t.raw
+	case tString, tHeredoc:
+		return t.kind.String()
+	}
+	return strconv.Quote(t.kind.String())
+}
+
+type lexer struct {
+	src  string
+	off  int
+	line int
+	col  int
+	toks []token
+	// depth counts open brackets: newlines inside them are layout, not
+	// statement separators, so arguments may span lines.
+	depth  int
+	opens  []pos
+	spaced bool
+}
+
+func lex(src string) ([]token, *abi.Error) {
+	lx := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/3+2)}
+	if err := lx.run(); err != nil {
+		return nil, err
+	}
+	return lx.toks, nil
+}
+
+func (lx *lexer) here() pos { return pos{lx.line, lx.col} }
+
+// advance consumes one character (a rune, or one byte of invalid UTF-8).
+func (lx *lexer) advance() {
+	c := lx.src[lx.off]
+	if c == '\n' {
+		lx.off++
+		lx.line++
+		lx.col = 1
+		return
+	}
+	if c < utf8.RuneSelf {
+		lx.off++
+	} else {
+		_, n := utf8.DecodeRuneInString(lx.src[lx.off:])
+		lx.off += n
+	}
+	lx.col++
+}
+
+func (lx *lexer) peekAt(i int) byte {
+	if lx.off+i < len(lx.src) {
+		return lx.src[lx.off+i]
+	}
+	return 0
+}
+
+func (lx *lexer) emit(k tokKind, start int, p pos, text string) *token {
+	lx.toks = append(lx.toks, token{kind: k, text: text, raw: lx.src[start:lx.off], p: p, off: start, end: lx.off, space: lx.spaced})
+	lx.spaced = false
+	return &lx.toks[len(lx.toks)-1]
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' || c == '-' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (lx *lexer) run() *abi.Error {
+	for lx.off < len(lx.src) {
+		c := lx.src[lx.off]
+		p := lx.here()
+		start := lx.off
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+			lx.advance()
+			lx.spaced = true
+		case c == '\n':
+			lx.advance()
+			if lx.depth == 0 {
+				lx.emit(tNL, start, p, "")
+			}
+			lx.spaced = true
+		case isIdentStart(c):
+			for lx.off < len(lx.src) && isIdentPart(lx.src[lx.off]) {
+				lx.advance()
+			}
+			lx.emit(tIdent, start, p, lx.src[start:lx.off])
+		case isDigit(c) || c == '-' && isDigit(lx.peekAt(1)):
+			if err := lx.number(start, p); err != nil {
+				return err
+			}
+		case c == '"':
+			if err := lx.str(start, p); err != nil {
+				return err
+			}
+		case c == '<' && lx.peekAt(1) == '<':
+			if err := lx.heredoc(start, p); err != nil {
+				return err
+			}
+		case c == '.' && lx.peekAt(1) == '.':
+			return errAt(p, abi.CodeSyntax, "`..` is the teaching table's marker for omitted optional parameters, not syntax",
+				"remove `..` (and the comma before it); pass only the parameters you want")
+		case c == '$':
+			return errAt(p, abi.CodeSyntax, "`$` is a fill-in cue from the teaching table, not a value",
+				`replace $ with an actual value, e.g. status="open"`)
+		case c == '\\':
+			if lx.peekAt(1) == 'n' || lx.peekAt(1) == 'r' && lx.peekAt(2) == '\\' && lx.peekAt(3) == 'n' {
+				return errAt(p, abi.CodeSyntax, `the program contains a literal two-character "\n" between statements`,
+					"separate statements with real newlines (in JSON, the string escape \\n, not \\\\n)")
+			}
+			return errAt(p, abi.CodeSyntax, "unexpected `\\` outside a string", "backslash escapes are only valid inside double-quoted strings")
+		default:
+			if err := lx.punct(c, start, p); err != nil {
+				return err
+			}
+		}
+	}
+	if lx.depth > 0 {
+		o := lx.opens[len(lx.opens)-1]
+		return errAt(o, abi.CodeSyntax, "bracket opened here is never closed", "add the matching closing bracket")
+	}
+	lx.emit(tEOF, lx.off, lx.here(), "")
+	return nil
+}
+
+func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
+	two := func(k tokKind) { lx.advance(); lx.advance(); lx.emit(k, start, p, "") }
+	one := func(k tokKind) { lx.advance(); lx.emit(k, start, p, "") }
+	switch c {
+	case '(', '{', '[':
+		if lx.depth >= maxDepth {
+			return errAt(p, abi.CodeBadRequest, "program nests brackets more than 64 deep", "flatten the expression")
+		}
+		lx.depth++
+		lx.opens = append(lx.opens, p)
+		one(map[byte]tokKind{'(': tLParen, '{': tLBrace, '[': tLBrack}[c])
+	case ')', '}', ']':
+		if lx.depth == 0 {
+			return errAt(p, abi.CodeSyntax, "unexpected `"+string(c)+"` with no matching opening bracket", "")
+		}
+		lx.depth--
+		lx.opens = lx.opens[:len(lx.opens)-1]
+		one(map[byte]tokKind{')': tRParen, '}': tRBrace, ']': tRBrack}[c])
+	case ',':
+		one(tComma)
+	case '.':
+		one(tDot)
+	case ':':
+		one(tColon)
+	case '~':
+		one(tTilde)
+	case '=':
+		if lx.peekAt(1) == '>' {
+			two(tArrow)
+		} else {
+			one(tEq)
+		}
+	case '!':
+		if lx.peekAt(1) != '=' {
+			return errAt(p, abi.CodeSyntax, "unexpected `!`", "the only operator starting with ! is !=")
+		}
+		two(tNe)
+	case '>':
+		if lx.peekAt(1) == '=' {
+			two(tGe)
+		} else {
+			one(tGt)
+		}
+	case '<':
+		if lx.peekAt(1) == '=' {
+			two(tLe)
+		} else {
+			one(tLt)
+		}
+	default:
+		r, _ := utf8.DecodeRuneInString(lx.src[lx.off:])
+		return errAt(p, abi.CodeSyntax, "unexpected character "+strconv.QuoteRune(r), "")
+	}
+	return nil
+}
+
+func (lx *lexer) number(start int, p pos) *abi.Error {
+	if lx.src[lx.off] == '-' {
+		lx.advance()
+	}
+	for lx.off < len(lx.src) && isDigit(lx.src[lx.off]) {
+		lx.advance()
+	}
+	decimal := false
+	if lx.peekAt(0) == '.' && isDigit(lx.peekAt(1)) {
+		decimal = true
+		lx.advance()
+		for lx.off < len(lx.src) && isDigit(lx.src[lx.off]) {
+			lx.advance()
+		}
+	}
+	if lx.off < len(lx.src) && isIdentStart(lx.src[lx.off]) {
+		return errAt(p, abi.CodeSyntax, "malformed number "+strconv.Quote(lx.src[start:lx.off+1]),
+			`quote values that are not plain numbers, e.g. "`+lx.src[start:lx.off+1]+`…"`)
+	}
+	text := lx.src[start:lx.off]
+	var v any
+	if !decimal {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			v = n
+		}
+	}
+	if v == nil {
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return errAt(p, abi.CodeSyntax, "number "+text+" is out of range", "quote it to pass it as text")
+		}
+		v = f
+	}
+	lx.emit(tNumber, start, p, text).num = v
+	return nil
+}
+
+func (lx *lexer) str(start int, p pos) *abi.Error {
+	lx.advance() // opening quote
+	var b strings.Builder
+	for {
+		if lx.off >= len(lx.src) || lx.src[lx.off] == '\n' {
+			return errAt(p, abi.CodeSyntax, "unterminated string", `close it with ", or use \n or a heredoc (<<TAG … TAG) for multi-line text`)
+		}
+		c := lx.src[lx.off]
+		if c == '"' {
+			lx.advance()
+			lx.emit(tString, start, p, b.String())
+			return nil
+		}
+		if c != '\\' {
+			i := lx.off
+			lx.advance()
+			b.WriteString(lx.src[i:lx.off])
+			continue
+		}
+		ep := lx.here()
+		lx.advance()
+		if lx.off >= len(lx.src) {
+			return errAt(p, abi.CodeSyntax, "unterminated string", "")
+		}
+		e := lx.src[lx.off]
+		lx.advance()
+		switch e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'u':
+			r, ok := lx.hex4()
+			if !ok {
+				return errAt(ep, abi.CodeSyntax, `malformed \u escape`, `write \u followed by four hex digits, e.g. \u00e9`)
+			}
+			if utf16.IsSurrogate(r) && lx.peekAt(0) == '\\' && lx.peekAt(1) == 'u' {
+				save, sl, sc := lx.off, lx.line, lx.col
+				lx.advance()
+				lx.advance()
+				if r2, ok := lx.hex4(); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {
+					r = utf16.DecodeRune(r, r2)
+				} else {
+					lx.off, lx.line, lx.col = save, sl, sc
+				}
+			}
+			b.WriteRune(r)
+		default:
+			return errAt(ep, abi.CodeSyntax, "unknown escape \\"+string(rune(e))+" in string", `valid escapes: \" \\ \n \t \uXXXX`)
+		}
+	}
+}
+
+func (lx *lexer) hex4() (rune, bool) {
+	if lx.off+4 > len(lx.src) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(lx.src[lx.off:lx.off+4], 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	for range 4 {
+		lx.advance()
+	}
+	return rune(n), true
+}
+
+// heredoc lexes <<TAG NL body NL TAG. The closing line is the first whose
+// trimmed text is TAG; it may continue with ), , or } so a heredoc can end an
+// argument list inline.
+func (lx *lexer) heredoc(start int, p pos) *abi.Error {
+	lx.advance()
+	lx.advance()
+	tagStart := lx.off
+	if lx.off >= len(lx.src) || !isIdentStart(lx.src[lx.off]) {
+		return errAt(p, abi.CodeSyntax, "`<<` must be followed by a tag name", "write <<TAG, the text on the following lines, then TAG alone on a line")
+	}
+	for lx.off < len(lx.src) && isIdentPart(lx.src[lx.off]) {
+		lx.advance()
+	}
+	tag := lx.src[tagStart:lx.off]
+	for lx.off < len(lx.src) && (lx.src[lx.off] == ' ' || lx.src[lx.off] == '\t' || lx.src[lx.off] == '\r') {
+		lx.advance()
+	}
+	if lx.off >= len(lx.src) || lx.src[lx.off] != '\n' {
+		return errAt(lx.here(), abi.CodeSyntax, "heredoc <<"+tag+" must end its line", "start the text on the next line")
+	}
+	lx.advance()
+	var body []string
+	for lx.off < len(lx.src) {
+		lineStart := lx.off
+		nl := strings.IndexByte(lx.src[lineStart:], '\n')
+		lineEnd := len(lx.src)
+		if nl >= 0 {
+			lineEnd = lineStart + nl
+		}
+		line := lx.src[lineStart:lineEnd]
+		trimmed := strings.TrimLeft(line, " \t")
+		if rest, ok := strings.CutPrefix(trimmed, tag); ok {
+			restT := strings.TrimRight(rest, " \t\r")
+			if restT == "" || restT[0] == ')' || restT[0] == ',' || restT[0] == '}' {
+				// Consume through the closing tag only; what follows is lexed normally.
+				stop := lineStart + (len(line) - len(trimmed)) + len(tag)
+				for lx.off < stop {
+					lx.advance()
+				}
+				lx.emit(tHeredoc, start, p, strings.Join(body, "\n"))
+				return nil
+			}
+		}
+		body = append(body, strings.TrimSuffix(line, "\r"))
+		for lx.off < lineEnd {
+			lx.advance()
+		}
+		if lx.off < len(lx.src) {
+			lx.advance()
+		}
+	}
+	return errAt(p, abi.CodeSyntax, "heredoc <<"+tag+" is never closed", "end it with a line containing only "+tag)
+}
