@@ -344,7 +344,8 @@ func (c *compiler) body(transport string, state map[string]any, loc string) (str
 // placeInBody sets paging parameters as top-level body keys, or for GraphQL
 // inside body.variables, where the query's $variables are bound.
 func (c *compiler) placeInBody(v any, transport string, state map[string]any) (any, error) {
-	if v == nil {
+	empty := v == nil
+	if empty {
 		v = object{}
 	}
 	body, ok := asObject(v)
@@ -361,10 +362,17 @@ func (c *compiler) placeInBody(v any, transport string, state map[string]any) (a
 			return nil, c.fail("", "graphql variables must be an object, got %s", kindOf(vars))
 		}
 	}
+	placed := false
 	for _, name := range ParamNames(c.m.Pagination) {
 		if pv, ok := state[name]; ok && pv != nil {
 			target = target.with(name, pv)
+			placed = true
 		}
+	}
+	// No body and nothing to page with yet (a cursor before the first
+	// response): send no body rather than an empty object.
+	if empty && !placed && transport != TransportGraphQL {
+		return nil, nil
 	}
 	if transport == TransportGraphQL {
 		return body.with("variables", target), nil

@@ -300,6 +300,19 @@ var compileCases = []compileCase{
 		wantPage: map[string]any{"offset": float64(20), "limit": float64(20)},
 	},
 	{
+		name: "body_location_cursor_first_page_no_body",
+		m: &catalog.Mapping{Method: "POST", Path: []catalog.Segment{lit("search")},
+			Pagination: &catalog.Pagination{Location: LocBody, Params: map[string]catalog.PageParam{"cursor": {FromResponse: "next"}}}},
+		url: "https://api.example.com/v1/search",
+	},
+	{
+		name: "body_location_cursor_continuation",
+		m: &catalog.Mapping{Method: "POST", Path: []catalog.Segment{lit("search")},
+			Pagination: &catalog.Pagination{Location: LocBody, Params: map[string]catalog.PageParam{"cursor": {FromResponse: "next"}}}},
+		page: map[string]any{"cursor": "abc"},
+		body: `{"cursor":"abc"}`,
+	},
+	{
 		name:     "link_header_first_page",
 		m:        &catalog.Mapping{Path: []catalog.Segment{lit("items")}, Pagination: linkPaging(LocLinkHeader)},
 		url:      "https://api.example.com/v1/items?per_page=50",
