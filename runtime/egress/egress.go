@@ -84,7 +84,7 @@ type Limits struct {
 	Timeout      time.Duration // whole call, including body read
 	MaxBodyBytes int64
 	MaxRedirects int
-	MaxRetries   int           // on 429 / 503
+	MaxRetries   int           // on 429 / 503; 0 takes the default, negative disables
 	MaxRetryWait time.Duration // cap on Retry-After
 }
 
@@ -122,7 +122,12 @@ func New(l Limits) *Client {
 	if l.MaxRedirects <= 0 {
 		l.MaxRedirects = d.MaxRedirects
 	}
-	if l.MaxRetries < 0 {
+	// Zero means "unset" like every other field, so a zero Limits still
+	// retries politely; a negative value is the way to turn retries off.
+	switch {
+	case l.MaxRetries == 0:
+		l.MaxRetries = d.MaxRetries
+	case l.MaxRetries < 0:
 		l.MaxRetries = 0
 	}
 	if l.MaxRetryWait <= 0 {
@@ -230,7 +235,15 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 	}
 	var secretValue string
 	if req.Auth != nil {
-		v, ok := secrets.Secret(req.Auth.Secret)
+		if err := checkAuth(req.Auth); err != nil {
+			c.denied("auth")
+			return nil, err
+		}
+		var v string
+		ok := false
+		if secrets != nil {
+			v, ok = secrets.Secret(req.Auth.Secret)
+		}
 		if !ok || v == "" {
 			return nil, fmt.Errorf("%w: %s (set it in the tenant's secrets or the environment)", ErrSecret, req.Auth.Secret)
 		}
@@ -261,6 +274,29 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 		}
 		return resp, nil
 	}
+}
+
+// checkAuth refuses directives the host would otherwise resolve a secret
+// for and then silently not send (or send under an empty name).
+func checkAuth(a *abi.AuthDirective) error {
+	switch a.Scheme {
+	case "bearer_token":
+		return nil
+	case "api_key_header":
+		if a.Header == "" {
+			return fmt.Errorf("%w: auth api_key_header names no header", ErrDenied)
+		}
+		if strings.EqualFold(a.Header, "Host") {
+			return fmt.Errorf("%w: auth api_key_header may not use the Host header", ErrDenied)
+		}
+		return nil
+	case "api_key_query":
+		if a.Param == "" {
+			return fmt.Errorf("%w: auth api_key_query names no parameter", ErrDenied)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown auth scheme %q", ErrDenied, a.Scheme)
 }
 
 func (c *Client) check(u *url.URL, allowed []Origin) error {
@@ -340,6 +376,11 @@ func classify(ctx context.Context, err error) error {
 	if errors.Is(err, ErrDenied) {
 		return err
 	}
+	// The caller giving up (a sibling step failed, the client went away) is
+	// not the backend's fault; only our own deadline is a backend timeout.
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return fmt.Errorf("request abandoned: %w", context.Canceled)
+	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %v", ErrTimeout, err)
 	}
@@ -369,12 +410,21 @@ func retryAfter(v string, max time.Duration) time.Duration {
 	return d
 }
 
-// redact removes a secret value from an error's text.
+// redact removes a secret value from an error's text, in every form it can
+// take there: raw, and escaped as a query value or path segment (URLs in
+// net/http errors carry the encoded form).
 func redact(err error, secret string) error {
-	if secret == "" || !strings.Contains(err.Error(), secret) {
+	if secret == "" {
 		return err
 	}
-	return &redacted{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+	msg := err.Error()
+	for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret)} {
+		msg = strings.ReplaceAll(msg, form, "[redacted]")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redacted{msg: msg, err: err}
 }
 
 type redacted struct {
