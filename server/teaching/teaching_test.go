@@ -289,3 +289,33 @@ func FuzzWords(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExpose feeds arbitrary intents and ranked names through a two-wave
+// session: Expose must never panic, and every row must stay one line with
+// one tab whatever the intent selects.
+func FuzzExpose(f *testing.F) {
+	f.Add("close stale issues", "issue_delete", uint8(0))
+	f.Add("", "", uint8(7))
+	f.Add("\x00\t\n ARCHIVE cards", "nope", uint8(200))
+	cats := teachingtest.Catalogs()
+	all := seeds("tracker:Project", "tracker:Issue", "tracker:User", "tracker:Comment",
+		"tracker:Label", "kanban:Team", "kanban:Issue", "kanban:User")
+	f.Fuzz(func(t *testing.T, intent, ranked string, pick uint8) {
+		m := &symbol.Map{}
+		var ex teaching.Exposure
+		for _, s := range []teaching.Seed{all[int(pick)%len(all)], all[int(pick/8)%len(all)]} {
+			w, err := teaching.Expose(m, ex, teaching.Request{
+				Catalogs: cats, Seeds: []teaching.Seed{s}, Intent: intent, Ranked: []string{ranked},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex = w.Exposure
+			for _, r := range teaching.Rows(m, w) {
+				if strings.ContainsAny(r.Expr, "\t\n") || strings.ContainsAny(r.Meaning, "\t\n") {
+					t.Fatalf("row %q breaks the TSV", r.String())
+				}
+			}
+		}
+	})
+}
