@@ -74,7 +74,23 @@ func trackerCatalog() *catalog.Catalog {
 		Fields:     map[string]*catalog.Field{"owner": {Name: "owner", ValueRef: "str"}, "name": {Name: "name", ValueRef: "str"}, "stars": {Name: "stars", ValueRef: "count"}},
 		FieldOrder: []string{"owner", "name", "stars"}}
 
+	// Member is keyed by login and its mappings name {login}, not {id}.
+	member := entity("Member", "login", "login", "str", "name", "str")
+	member.Relations = map[string]*catalog.Relation{
+		"badges": rel("badges", "Label", "many", catalog.Materialize{Kind: catalog.FromParentGet, Path: []catalog.PathStep{{Key: "badges"}, {Wildcard: true}}}),
+	}
+	c.Entities["Member"] = member
+	c.Mappings = map[string]*catalog.Mapping{
+		"member_get":     {Method: "GET", Path: []catalog.Segment{{Type: "literal", Value: "members"}, {Type: "var", Name: "login"}}},
+		"member_suspend": {Method: "POST", Path: []catalog.Segment{{Type: "literal", Value: "members"}, {Type: "var", Name: "login"}, {Type: "literal", Value: "suspend"}}},
+		"member_rename": {Method: "PATCH", Path: []catalog.Segment{{Type: "literal", Value: "members"}},
+			Body: &catalog.Expr{Type: catalog.ExprObject, Fields: []catalog.ObjectKV{{Key: "who", Value: &catalog.Expr{Type: catalog.ExprVar, Name: "login"}}}}},
+	}
 	for _, cp := range []*catalog.Capability{
+		capability("member_query", catalog.KindQuery, "Member"),
+		capability("member_get", catalog.KindGet, "Member"),
+		capability("member_suspend", catalog.KindAction, "Member"),
+		capability("member_rename", catalog.KindUpdate, "Member", param("name", "str", true, "")),
 		capability("project_query", catalog.KindQuery, "Project"),
 		capability("project_get", catalog.KindGet, "Project", param("id", "id", true, "")),
 		capability("issue_query", catalog.KindQuery, "Issue",

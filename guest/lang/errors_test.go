@@ -24,6 +24,7 @@ var errorCases = []errCase{
 	{name: "dotdot_alone", program: `Issue("i1").update(..)`, code: abi.CodeSyntax, line: 1, col: 20, hint: "remove `..`"},
 	{name: "literal_newline", program: `a = Project("p1")\na.issues`, code: abi.CodeSyntax, line: 1, col: 18, msg: `literal two-character "\n"`, hint: "real newlines"},
 	{name: "stray_backslash", program: `Issue(\x)`, code: abi.CodeSyntax, line: 1, col: 7},
+	{name: "double_escaped", program: `Issue(\"i1\")`, code: abi.CodeSyntax, line: 1, col: 7, hint: "escaped twice"},
 	{name: "unterminated_string", program: "Issue(\"i1)\nProject", code: abi.CodeSyntax, line: 1, col: 7, msg: "unterminated string"},
 	{name: "bad_escape", program: `Issue("a\qb")`, code: abi.CodeSyntax, line: 1, col: 9, msg: `unknown escape \q`},
 	{name: "bad_unicode_escape", program: `Issue("\u12")`, code: abi.CodeSyntax, line: 1, col: 8, msg: `malformed \u`},

@@ -68,6 +68,11 @@ var goldenCases = []struct {
 	{"alias_qualifier", `trk:Project("p1")`, nil},
 	{"unique_bare_name", `Team`, bothEntries},
 	{"unicode_string", `Issue{title="caf\u00e9 ☕ \"q\""}[id]`, nil},
+	{"id_field_get", `Member("ann")`, nil},
+	{"id_field_key", `Member(login="ann")[name]`, nil},
+	{"id_field_hop", `Member("ann").badges`, nil},
+	{"id_field_action", `Member("ann").suspend()`, nil},
+	{"id_field_for_each", `Member.limit(2).rename(name="x")`, nil},
 	{"crlf", "a = Project(\"p1\")\r\na.issues.limit(1)[id]\r\n", nil},
 }
 

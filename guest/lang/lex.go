@@ -91,7 +91,7 @@ type lexer struct {
 }
 
 func lex(src string) ([]token, *abi.Error) {
-	lx := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/3+2)}
+	lx := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2)}
 	if err := lx.run(); err != nil {
 		return nil, err
 	}
@@ -182,7 +182,11 @@ func (lx *lexer) run() *abi.Error {
 				return errAt(p, abi.CodeSyntax, `the program contains a literal two-character "\n" between statements`,
 					"separate statements with real newlines (in JSON, the string escape \\n, not \\\\n)")
 			}
-			return errAt(p, abi.CodeSyntax, "unexpected `\\` outside a string", "backslash escapes are only valid inside double-quoted strings")
+			hint := "backslash escapes are only valid inside double-quoted strings"
+			if lx.peekAt(1) == '"' {
+				hint = `the program looks escaped twice; send quotes as plain " characters`
+			}
+			return errAt(p, abi.CodeSyntax, "unexpected `\\` outside a string", hint)
 		default:
 			if err := lx.punct(c, start, p); err != nil {
 				return err
@@ -207,14 +211,14 @@ func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
 		}
 		lx.depth++
 		lx.opens = append(lx.opens, p)
-		one(map[byte]tokKind{'(': tLParen, '{': tLBrace, '[': tLBrack}[c])
+		one(bracketKind(c))
 	case ')', '}', ']':
 		if lx.depth == 0 {
 			return errAt(p, abi.CodeSyntax, "unexpected `"+string(c)+"` with no matching opening bracket", "")
 		}
 		lx.depth--
 		lx.opens = lx.opens[:len(lx.opens)-1]
-		one(map[byte]tokKind{')': tRParen, '}': tRBrace, ']': tRBrack}[c])
+		one(bracketKind(c))
 	case ',':
 		one(tComma)
 	case '.':
@@ -251,6 +255,22 @@ func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
 		return errAt(p, abi.CodeSyntax, "unexpected character "+strconv.QuoteRune(r), "")
 	}
 	return nil
+}
+
+func bracketKind(c byte) tokKind {
+	switch c {
+	case '(':
+		return tLParen
+	case ')':
+		return tRParen
+	case '{':
+		return tLBrace
+	case '}':
+		return tRBrace
+	case '[':
+		return tLBrack
+	}
+	return tRBrack
 }
 
 func (lx *lexer) number(start int, p pos) *abi.Error {

@@ -616,14 +616,13 @@ func (ps *parser) value() (*value, *abi.Error) {
 		}
 		// Entity(…) as a value.
 		save := ps.i
-		if n, err := ps.qualName("a value"); err == nil && ps.peek().kind == tLParen {
+		if _, err := ps.qualName("a value"); err == nil && ps.peek().kind == tLParen {
 			ps.i = save
 			src, err := ps.source()
 			if err != nil {
 				return nil, err
 			}
 			v.kind, v.get = vEntity, src
-			_ = n
 			return v, nil
 		}
 		ps.i = save

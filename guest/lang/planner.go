@@ -252,9 +252,15 @@ func (p *planner) fetchGet(c cur) (cur, *abi.Error) {
 	if gc == nil {
 		return c, errAt(s.p, abi.CodeUnknownMethod, c.ent.name+" cannot be read by id: it has no get capability", p.listHowTo(c.ent))
 	}
-	args, refs, err := p.keyArgs(c.ent, gc, s)
+	args, refs, supplied, err := p.keyArgs(c.ent, gc, gc, s)
 	if err != nil {
 		return c, err
+	}
+	if err := requireGet(c.ent, gc, supplied, s.p); err != nil {
+		return c, err
+	}
+	if len(args) == 0 {
+		args = nil
 	}
 	n := baseNode(plan.OpFetch, c.ent)
 	n.Kind, n.Capability, n.Args, n.ArgRefs = gc.Kind, gc.Name, args, refs
@@ -292,10 +298,15 @@ func (p *planner) listHowTo(x ent) string {
 	return "read it with " + strings.Join(ways, " or ")
 }
 
-// keyArgs turns Entity(id) or Entity(k=v, …) into the get's variables.
-func (p *planner) keyArgs(x ent, gc *catalog.Capability, s *source) (map[string]any, []plan.ArgRef, *abi.Error) {
+// keyArgs turns Entity(id) or Entity(k=v, …) into the variables of run, the
+// capability that consumes the row's identity (its get, or a method called
+// on the row). Keys may name the id, the entity's key vars, or parameters of
+// keys. The id always travels as "id" and, when run's mapping names the id
+// field instead (users/{login}), under that name too.
+func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[string]any, []plan.ArgRef, map[string]bool, *abi.Error) {
 	args := map[string]any{}
 	var refs []plan.ArgRef
+	supplied := map[string]bool{}
 	set := func(k string, v *value) *abi.Error {
 		lit, ref, err := p.val(v)
 		if err != nil {
@@ -307,70 +318,88 @@ func (p *planner) keyArgs(x ent, gc *catalog.Capability, s *source) (map[string]
 		} else {
 			args[k] = lit
 		}
+		supplied[k] = true
 		return nil
 	}
-	supplied := map[string]bool{}
 	idf := idField(x.e)
+	setID := func(v *value) *abi.Error {
+		if err := set("id", v); err != nil {
+			return err
+		}
+		if idf != "" && idf != "id" {
+			supplied[idf] = true
+			if usesVar(x.cat, run, idf) {
+				return set(idf, v)
+			}
+		}
+		return nil
+	}
+	compound := len(x.e.KeyVars) > 1
 	if s.form == srcGet {
-		if len(x.e.KeyVars) > 1 {
-			return nil, nil, errAt(s.p, abi.CodeType, x.name+" has a compound key ("+strings.Join(x.e.KeyVars, ", ")+")",
+		if compound {
+			return nil, nil, nil, errAt(s.p, abi.CodeType, x.name+" has a compound key ("+strings.Join(x.e.KeyVars, ", ")+")",
 				"name every key: "+x.name+"("+strings.Join(x.e.KeyVars, "=…, ")+"=…)")
 		}
-		if err := set("id", s.id); err != nil {
-			return nil, nil, err
+		if err := setID(s.id); err != nil {
+			return nil, nil, nil, err
 		}
-		supplied["id"] = true
-		if idf != "" {
-			supplied[idf] = true
-		}
-	} else {
-		valid := []string{"id"}
+		return args, refs, supplied, nil
+	}
+	var valid []string
+	if !compound {
+		valid = append(valid, "id")
 		if idf != "" && idf != "id" {
 			valid = append(valid, idf)
 		}
-		for _, k := range x.e.KeyVars {
-			if !slices.Contains(valid, k) {
-				valid = append(valid, k)
-			}
-		}
-		for _, pr := range gc.Parameters {
-			if !slices.Contains(valid, pr.Name) {
-				valid = append(valid, pr.Name)
-			}
-		}
-		for _, a := range s.keys {
-			k := a.key.text
-			if !slices.Contains(valid, k) {
-				return nil, nil, errAt(a.key.p, abi.CodeUnknownField, x.name+" has no key "+a.key.raw, listHint(k, "keys", valid))
-			}
-			v := k
-			// The id field's own name is an alias of the get's id variable.
-			if k == idf && gc.Param(k) == nil && !slices.Contains(x.e.KeyVars, k) {
-				v = "id"
-			}
-			if supplied[v] {
-				return nil, nil, errAt(a.key.p, abi.CodeType, "key "+a.key.raw+" given twice", "")
-			}
-			supplied[v], supplied[k] = true, true
-			if err := set(v, a.val); err != nil {
-				return nil, nil, err
-			}
-		}
-		var missing []string
-		if len(x.e.KeyVars) > 1 {
-			for _, k := range x.e.KeyVars {
-				if !supplied[k] {
-					missing = append(missing, k)
-				}
-			}
-		} else if !supplied["id"] {
-			missing = append(missing, cmpOr(idf, "id"))
-		}
-		if len(missing) > 0 {
-			return nil, nil, errAt(s.p, abi.CodeType, x.name+"(…) is missing its key "+strings.Join(missing, ", "),
-				"write "+x.name+"("+strings.Join(missing, "=…, ")+"=…)")
+	}
+	for _, k := range x.e.KeyVars {
+		if !slices.Contains(valid, k) {
+			valid = append(valid, k)
 		}
 	}
+	for _, pr := range keys.Parameters {
+		if !slices.Contains(valid, pr.Name) {
+			valid = append(valid, pr.Name)
+		}
+	}
+	for _, a := range s.keys {
+		k := a.key.text
+		if !slices.Contains(valid, k) {
+			return nil, nil, nil, errAt(a.key.p, abi.CodeUnknownField, x.name+" has no key "+a.key.raw, listHint(k, "keys", valid))
+		}
+		isID := !compound && (k == "id" || k == idf)
+		if supplied[k] || isID && supplied["id"] {
+			return nil, nil, nil, errAt(a.key.p, abi.CodeType, "key "+a.key.raw+" given twice", "")
+		}
+		var err *abi.Error
+		if isID {
+			err = setID(a.val)
+		} else {
+			err = set(k, a.val)
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	var missing []string
+	if compound {
+		for _, k := range x.e.KeyVars {
+			if !supplied[k] {
+				missing = append(missing, k)
+			}
+		}
+	} else if !supplied["id"] {
+		missing = append(missing, cmpOr(idf, "id"))
+	}
+	if len(missing) > 0 {
+		return nil, nil, nil, errAt(s.p, abi.CodeType, x.name+"(…) is missing its key "+strings.Join(missing, ", "),
+			"write "+x.name+"("+strings.Join(missing, "=…, ")+"=…)")
+	}
+	return args, refs, supplied, nil
+}
+
+// requireGet checks that a get has every required parameter.
+func requireGet(x ent, gc *catalog.Capability, supplied map[string]bool, at pos) *abi.Error {
 	var missing []string
 	for _, pr := range gc.Parameters {
 		if pr.Required && !supplied[pr.Name] {
@@ -378,13 +407,72 @@ func (p *planner) keyArgs(x ent, gc *catalog.Capability, s *source) (map[string]
 		}
 	}
 	if len(missing) > 0 {
-		return nil, nil, errAt(s.p, abi.CodeType, gc.Name+" needs "+strings.Join(missing, ", "),
+		return errAt(at, abi.CodeType, gc.Name+" needs "+strings.Join(missing, ", "),
 			"pass them as keys: "+x.name+"(id=…, "+strings.Join(missing, "=…, ")+"=…)")
 	}
-	if len(args) == 0 {
-		args = nil
+	return nil
+}
+
+// idVar is the variable a capability reads a row's id from: "id" unless its
+// mapping only knows the id field's own name.
+func idVar(x ent, cp *catalog.Capability, idf string) string {
+	if idf == "" || idf == "id" || usesVar(x.cat, cp, "id") || !usesVar(x.cat, cp, idf) {
+		return "id"
 	}
-	return args, refs, nil
+	return idf
+}
+
+// usesVar reports whether a capability declares or its mapping reads name.
+func usesVar(cat *catalog.Catalog, cp *catalog.Capability, name string) bool {
+	if cp == nil {
+		return false
+	}
+	if cp.Param(name) != nil {
+		return true
+	}
+	m := cat.Mappings[cp.Name]
+	if m == nil {
+		return false
+	}
+	for _, sg := range m.Path {
+		if sg.Type == "var" && sg.Name == name {
+			return true
+		}
+	}
+	return exprUses(m.Query, name, 0) || exprUses(m.Body, name, 0) || exprUses(m.Headers, name, 0)
+}
+
+func exprUses(e *catalog.Expr, name string, depth int) bool {
+	if e == nil || depth > maxDepth {
+		return false
+	}
+	if e.Type == catalog.ExprVar && e.Name == name {
+		return true
+	}
+	if e.Cond != nil {
+		if e.Cond.Exists == name || exprUses(e.Cond.Bool, name, depth+1) {
+			return true
+		}
+		if eq := e.Cond.Equals; eq != nil && (exprUses(eq.Left, name, depth+1) || exprUses(eq.Right, name, depth+1)) {
+			return true
+		}
+	}
+	for _, kv := range e.Fields {
+		if exprUses(kv.Value, name, depth+1) {
+			return true
+		}
+	}
+	for _, it := range e.Items {
+		if exprUses(it, name, depth+1) {
+			return true
+		}
+	}
+	for _, v := range e.Vars {
+		if exprUses(v, name, depth+1) {
+			return true
+		}
+	}
+	return exprUses(e.Then, name, depth+1) || exprUses(e.Else, name, depth+1) || exprUses(e.Expr, name, depth+1)
 }
 
 func cmpOr(a, b string) string {
@@ -632,9 +720,21 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 			return c, err
 		}
 		h.Capability = gc.Name
-		h.Binds = append(h.Binds, plan.Bind{Var: "id", Field: pid})
+		h.Binds = append(h.Binds, plan.Bind{Var: idVar(c.ent, gc, pid), Field: pid})
 	default:
 		return c, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has unknown materialization "+rel.Materialize.Kind, "")
+	}
+	if hc := c.ent.cat.Capabilities[h.Capability]; hc != nil && rel.Materialize.Kind != catalog.FromParentGet {
+		var missing []string
+		for _, pr := range hc.Parameters {
+			if pr.Required && !slices.ContainsFunc(h.Binds, func(b plan.Bind) bool { return b.Var == pr.Name }) {
+				missing = append(missing, pr.Name)
+			}
+		}
+		if len(missing) > 0 {
+			return c, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" cannot be followed: "+h.Capability+" also needs "+strings.Join(missing, ", "),
+				"query "+rel.Target+" directly instead: "+p.listHowTo(ent{cat: c.ent.cat, e: target, name: rel.Target}))
+		}
 	}
 	tx := ent{cat: c.ent.cat, e: target, name: rel.Target}
 	n := baseNode(plan.OpHop, tx)
@@ -709,19 +809,13 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 	case c.pend == pendGet:
 		gc := c.ent.cat.GetCapability(c.ent.name)
 		if gc == nil {
-			gc = &catalog.Capability{Name: mc.Name}
+			gc = &catalog.Capability{}
 		}
-		ka, refs, err := p.keyArgs(c.ent, &catalog.Capability{Name: gc.Name, Parameters: keyParams(gc)}, c.get)
+		ka, refs, sup, err := p.keyArgs(c.ent, gc, mc, c.get)
 		if err != nil {
 			return c, err
 		}
-		for k, v := range ka {
-			args[k], supplied[k] = v, true
-		}
-		for _, r := range refs {
-			supplied[r.Var] = true
-		}
-		n.ArgRefs = refs
+		args, supplied, n.ArgRefs = ka, sup, refs
 	default:
 		f := idField(c.ent.e)
 		if f == "" {
@@ -730,8 +824,9 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		if err := p.needField(c, f, st.p, label); err != nil {
 			return c, err
 		}
-		n.Input, n.ForEach, n.Many = c.node, &plan.Bind{Var: "id", Field: f}, c.many
-		supplied["id"] = true
+		v := idVar(c.ent, mc, f)
+		n.Input, n.ForEach, n.Many = c.node, &plan.Bind{Var: v, Field: f}, c.many
+		supplied[v], supplied[f] = true, true
 	}
 	for _, a := range st.args {
 		k := a.key.text
@@ -778,17 +873,6 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 	}
 	id, err := p.add(n, st.p)
 	return cur{node: id, ent: c.ent, many: n.Many, own: true}, err
-}
-
-// keyParams are the keys a receiver row may name in Entity(k=v).m(): the
-// get's parameters, none of them required since no get runs.
-func keyParams(gc *catalog.Capability) []catalog.Parameter {
-	out := make([]catalog.Parameter, len(gc.Parameters))
-	for i, pr := range gc.Parameters {
-		pr.Required = false
-		out[i] = pr
-	}
-	return out
 }
 
 func (p *planner) transform(c *cur, st *step) *abi.Error {
