@@ -151,8 +151,19 @@ type nodeState struct {
 // Run executes p. Independent nodes run concurrently; a node starts when
 // everything it depends on has finished. The first error cancels the rest.
 func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, error) {
+	if p == nil {
+		return nil, errors.New("malformed plan: no plan")
+	}
+	// Everything is validated before the first call: a plan that fails
+	// validation must not have performed any (possibly mutating) request.
+	if err := validate(p); err != nil {
+		return nil, err
+	}
 	if len(p.Nodes) == 0 {
 		return &Result{}, nil
+	}
+	if env == nil || env.Engine == nil {
+		return nil, errors.New("executor: run without an engine")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -164,20 +175,6 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
-	for i := range p.Nodes {
-		n := &p.Nodes[i]
-		if n.ID != i {
-			return nil, fmt.Errorf("malformed plan: node %d has id %d", i, n.ID)
-		}
-		for _, d := range deps(n) {
-			if d < 0 || d >= len(p.Nodes) || d == i {
-				return nil, fmt.Errorf("malformed plan: node %d depends on %d", i, d)
-			}
-		}
-	}
-	if err := checkAcyclic(p); err != nil {
-		return nil, err
-	}
 	for i := range p.Nodes {
 		wg.Add(1)
 		go func(n *plan.Node, st *nodeState) {
@@ -221,9 +218,6 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 		}
 	}
 	for _, root := range p.Roots {
-		if root.Node < 0 || root.Node >= len(states) {
-			return nil, fmt.Errorf("malformed plan: root %q names node %d", root.Label, root.Node)
-		}
 		n := p.Nodes[root.Node]
 		st := states[root.Node]
 		res.Roots = append(res.Roots, RootResult{Label: root.Label, EntryID: n.EntryID, Entity: n.Entity, Table: st.table, Next: st.next})
@@ -242,33 +236,62 @@ func deps(n *plan.Node) []int {
 	return out
 }
 
-func checkAcyclic(p *plan.Plan) error {
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := make([]int, len(p.Nodes))
-	var visit func(i int) error
-	visit = func(i int) error {
-		switch color[i] {
-		case grey:
-			return fmt.Errorf("malformed plan: cycle through node %d", i)
-		case black:
-			return nil
+// validate checks a plan's structure: node ids match positions, every
+// dependency and root names an existing node, and the graph is acyclic.
+// Plans come out of a guest, so nothing here may panic or recurse deeply.
+func validate(p *plan.Plan) error {
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if n.ID != i {
+			return fmt.Errorf("malformed plan: node %d has id %d", i, n.ID)
 		}
-		color[i] = grey
-		for _, d := range deps(&p.Nodes[i]) {
-			if err := visit(d); err != nil {
-				return err
+		for _, d := range deps(n) {
+			if d < 0 || d >= len(p.Nodes) || d == i {
+				return fmt.Errorf("malformed plan: node %d depends on %d", i, d)
 			}
 		}
-		color[i] = black
-		return nil
 	}
+	for _, root := range p.Roots {
+		if root.Node < 0 || root.Node >= len(p.Nodes) {
+			return fmt.Errorf("malformed plan: root %q names node %d", root.Label, root.Node)
+		}
+	}
+	return checkAcyclic(p)
+}
+
+// checkAcyclic runs Kahn's algorithm: iterative, so a long hostile chain
+// cannot exhaust the stack.
+func checkAcyclic(p *plan.Plan) error {
+	pending := make([]int, len(p.Nodes)) // unfinished dependencies per node
+	dependents := make([][]int, len(p.Nodes))
 	for i := range p.Nodes {
-		if err := visit(i); err != nil {
-			return err
+		for _, d := range deps(&p.Nodes[i]) {
+			pending[i]++
+			dependents[d] = append(dependents[d], i)
+		}
+	}
+	var ready []int
+	for i, n := range pending {
+		if n == 0 {
+			ready = append(ready, i)
+		}
+	}
+	done := 0
+	for len(ready) > 0 {
+		i := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		done++
+		for _, j := range dependents[i] {
+			if pending[j]--; pending[j] == 0 {
+				ready = append(ready, j)
+			}
+		}
+	}
+	if done != len(p.Nodes) {
+		for i, n := range pending {
+			if n > 0 {
+				return fmt.Errorf("malformed plan: cycle through node %d", i)
+			}
 		}
 	}
 	return nil
@@ -306,6 +329,9 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		c, err := r.env.ResolvePage(n.Page.Handle)
 		if err != nil {
 			return abi.Table{}, nil, err
+		}
+		if c == nil {
+			return abi.Table{}, nil, fmt.Errorf("paging handle %s has no continuation", n.Page.Handle)
 		}
 		dec, _, err := r.call(ctx, c.EntryID, c.Capability, c.Vars, c.Page, "", step)
 		if err != nil {
@@ -410,21 +436,30 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	if err != nil {
 		return abi.Table{}, err
 	}
-	out := abi.Table{Columns: n.Columns}
+	out := abi.Table{Columns: concatColumns(n.Columns, tables)}
 	for _, t := range tables {
-		rows, err := reorder(t, n.Columns)
-		if err != nil {
-			return abi.Table{}, err
-		}
-		out.Rows = append(out.Rows, rows...)
+		out.Rows = append(out.Rows, reorder(t, out.Columns)...)
 		if len(out.Rows) > r.x.limits.MaxRows {
 			return abi.Table{}, fmt.Errorf("relation %s yields more than %d rows", n.Hop.Relation, r.x.limits.MaxRows)
 		}
 	}
-	if out.Columns == nil && len(tables) > 0 {
-		out.Columns = tables[0].Columns
-	}
 	return out, nil
+}
+
+// concatColumns picks the row shape for tables fanned in from several calls:
+// the plan's, else the first call's that has one. Every table is then
+// reordered onto it, so calls answering in different column orders (or a
+// skipped parent's empty table) cannot misalign rows.
+func concatColumns(planned []string, tables []abi.Table) []string {
+	if planned != nil {
+		return planned
+	}
+	for _, t := range tables {
+		if t.Columns != nil {
+			return t.Columns
+		}
+	}
+	return nil
 }
 
 func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, error) {
@@ -450,6 +485,13 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 	if c < 0 {
 		return abi.Table{}, fmt.Errorf("receiver rows have no field %q", n.ForEach.Field)
 	}
+	// Checked before any call: a change applied to some receivers and then
+	// refused for a keyless one would leave the backend half-changed.
+	for i, row := range in.Rows {
+		if row[c] == nil {
+			return abi.Table{}, fmt.Errorf("receiver row %d has no %s; nothing was changed", i+1, n.ForEach.Field)
+		}
+	}
 	tables := make([]abi.Table, len(in.Rows))
 	err = r.forEach(ctx, len(in.Rows), func(ctx context.Context, i int) error {
 		vars := maps.Clone(base)
@@ -464,13 +506,9 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 	if err != nil {
 		return abi.Table{}, err
 	}
-	out := abi.Table{Columns: n.Columns}
+	out := abi.Table{Columns: concatColumns(n.Columns, tables)}
 	for _, t := range tables {
-		rows, err := reorder(t, n.Columns)
-		if err != nil {
-			return abi.Table{}, err
-		}
-		out.Rows = append(out.Rows, rows...)
+		out.Rows = append(out.Rows, reorder(t, out.Columns)...)
 	}
 	return out, nil
 }
@@ -529,6 +567,16 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 			return nil, nil, fmt.Errorf("%w: %s answered %d %s: %s", ErrBackend, capability, resp.Status, http.StatusText(resp.Status), ae.Message)
 		}
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
+	}
+	if dec == nil {
+		return nil, nil, fmt.Errorf("decode %s: no result", capability)
+	}
+	// Decoded tables come out of the guest; every later step indexes rows by
+	// column position, so a ragged row must stop here rather than panic there.
+	for i, row := range dec.Table.Rows {
+		if len(row) != len(dec.Table.Columns) {
+			return nil, nil, fmt.Errorf("decode %s: row %d has %d cells for %d columns", capability, i+1, len(row), len(dec.Table.Columns))
+		}
 	}
 	return dec, creq, nil
 }

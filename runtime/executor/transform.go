@@ -31,13 +31,7 @@ func shape(t abi.Table, n *plan.Node) (abi.Table, error) {
 				return t, fmt.Errorf("sort: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
 			}
 			rows := slices.Clone(t.Rows)
-			slices.SortStableFunc(rows, func(a, b []any) int {
-				r := compareValues(a[c], b[c])
-				if tr.Desc {
-					return -r
-				}
-				return r
-			})
+			slices.SortStableFunc(rows, func(a, b []any) int { return sortOrder(a[c], b[c], tr.Desc) })
 			t.Rows = rows
 		case plan.TProject:
 			idx := make([]int, len(tr.Fields))
@@ -212,11 +206,44 @@ func text(v any) string {
 // Text renders a cell value as plain text (exported for result rendering).
 func Text(v any) string { return text(v) }
 
+// sortOrder is the order of sort transforms: missing values last in either
+// direction, then numbers, then booleans, then everything else by text.
+// Ranking kinds first keeps the order total on mixed columns (comparing a
+// number with a string by text is not transitive).
+func sortOrder(a, b any, desc bool) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	r := cmp.Compare(kindRank(a), kindRank(b))
+	if r == 0 {
+		r = compareValues(a, b)
+	}
+	if desc {
+		return -r
+	}
+	return r
+}
+
+func kindRank(v any) int {
+	if _, ok := number(v); ok {
+		return 0
+	}
+	if _, ok := v.(bool); ok {
+		return 1
+	}
+	return 2
+}
+
 // reorder maps t's rows onto columns (the plan's row shape); missing
 // columns are nil.
-func reorder(t abi.Table, columns []string) ([][]any, error) {
+func reorder(t abi.Table, columns []string) [][]any {
 	if columns == nil || slices.Equal(t.Columns, columns) {
-		return t.Rows, nil
+		return t.Rows
 	}
 	idx := make([]int, len(columns))
 	for i, c := range columns {
@@ -232,7 +259,7 @@ func reorder(t abi.Table, columns []string) ([][]any, error) {
 		}
 		rows[i] = out
 	}
-	return rows, nil
+	return rows
 }
 
 func cloneTable(t abi.Table) abi.Table {
