@@ -415,8 +415,10 @@ func (p *parser) response(ctx string, at, n *yaml.Node) *catalog.Response {
 	}
 	list := r.Items || len(r.ItemsPath) > 0
 	switch {
-	case r.Single && list:
-		p.errorf(o.at, "%s: single cannot be combined with items or items_path", ctx)
+	case r.Single && r.Items:
+		// single + items_path is allowed: one object found at that path
+		// (a GraphQL field such as data.issue).
+		p.errorf(o.at, "%s: single cannot be combined with items: true", ctx)
 	case r.Items && len(r.ItemsPath) > 0:
 		p.errorf(o.at, "%s: items: true (the body is the list) and items_path are exclusive", ctx)
 	case !r.Single && !list && !o.has("items_path"):
