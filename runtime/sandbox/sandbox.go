@@ -1,0 +1,216 @@
+// Package sandbox owns plasmd's WebAssembly execution: the single wazero
+// runtime of the process, the modules compiled into it (once each, by
+// digest), the per-tenant pools of initialised instances, and the limits
+// every call runs under (deadline, memory ceiling, input and output caps).
+//
+// Isolation rules it enforces:
+//   - an instance belongs to one tenant for its whole life and serves one
+//     call at a time;
+//   - an instance that traps, exits, overruns its deadline or memory
+//     ceiling, or breaks the ABI is closed and never reused;
+//   - guests get WASI preview1 without filesystem, environment or arguments;
+//     their stdout/stderr go to a small per-instance buffer used only for
+//     error details, never to the process's stdout.
+//
+// Typical use: one Host per process, Module(enginewasm.Wasm) once, then
+// Host.Tenant(id, spec) per tenant and the typed calls on *Tenant.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+const wasmPage = 64 << 10
+
+// DefaultMaxMemoryBytes is the process-wide ceiling on any one instance's
+// memory when Config.MaxMemoryBytes is zero.
+const DefaultMaxMemoryBytes = 1 << 30
+
+// Config configures a Host.
+type Config struct {
+	// CacheDir, when set, persists compiled machine code there so restarts
+	// skip compilation. The directory is created if missing.
+	CacheDir string
+	// MaxMemoryBytes is the ceiling no instance may exceed whatever its
+	// tenant's Limits say (rounded down to whole 64 KiB pages). Zero means
+	// DefaultMaxMemoryBytes.
+	MaxMemoryBytes uint64
+}
+
+// Host is the process's sandbox: one wazero runtime, the compiled modules
+// and the tenants. Create one per process; it is safe for concurrent use.
+type Host struct {
+	rt      wazero.Runtime
+	cache   wazero.CompilationCache
+	ceiling uint64
+	modCfg  wazero.ModuleConfig
+
+	mu      sync.Mutex
+	closed  bool
+	modules map[string]*moduleEntry
+	tenants map[string]*Tenant
+
+	discarded atomic.Uint64
+}
+
+// New creates the runtime and instantiates the WASI host module.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	ceiling := cfg.MaxMemoryBytes
+	if ceiling == 0 {
+		ceiling = DefaultMaxMemoryBytes
+	}
+	pages := ceiling / wasmPage
+	if pages < 1 || pages > 1<<16 {
+		return nil, fmt.Errorf("sandbox: MaxMemoryBytes %d outside 64 KiB..4 GiB", cfg.MaxMemoryBytes)
+	}
+	ceiling = pages * wasmPage
+
+	var rc wazero.RuntimeConfig
+	switch runtime.GOARCH {
+	case "amd64", "arm64":
+		rc = wazero.NewRuntimeConfigCompiler()
+	default:
+		// wazero's compiler targets amd64 and arm64 only; elsewhere the
+		// interpreter keeps plasmd working, just slower.
+		rc = wazero.NewRuntimeConfig()
+	}
+	// CloseOnContextDone makes compiled code check for cancellation, which
+	// is what turns a deadline into a stopped guest instead of a stuck one.
+	rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(pages))
+
+	h := &Host{
+		ceiling: ceiling,
+		modules: map[string]*moduleEntry{},
+		tenants: map[string]*Tenant{},
+	}
+	if cfg.CacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: compilation cache %s: %w", cfg.CacheDir, err)
+		}
+		h.cache = cache
+		rc = rc.WithCompilationCache(cache)
+	}
+	h.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+		_ = h.rt.Close(ctx)
+		if h.cache != nil {
+			_ = h.cache.Close(ctx)
+		}
+		return nil, fmt.Errorf("sandbox: instantiate WASI: %w", err)
+	}
+
+	// No FS, env or args: the zero ModuleConfig grants none. Clocks are real
+	// (guests measure time) but sleeping is capped so a sleeping guest
+	// cannot hold a host goroutine past its deadline by much.
+	h.modCfg = wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithRandSource(rand.Reader).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(boundedSleep)
+	return h, nil
+}
+
+// maxGuestSleep bounds one guest sleep; a guest that wants longer loops,
+// and the deadline check between iterations stops it.
+const maxGuestSleep = 10 * time.Millisecond
+
+func boundedSleep(ns int64) {
+	if ns <= 0 {
+		return
+	}
+	time.Sleep(min(time.Duration(ns), maxGuestSleep))
+}
+
+// Close closes every tenant and module and the runtime. Calls in flight
+// fail with ErrClosed; later calls too.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	tenants := make([]*Tenant, 0, len(h.tenants))
+	for _, t := range h.tenants {
+		tenants = append(tenants, t)
+	}
+	modules := make([]*moduleEntry, 0, len(h.modules))
+	for _, e := range h.modules {
+		modules = append(modules, e)
+	}
+	h.mu.Unlock()
+
+	for _, t := range tenants {
+		t.close()
+	}
+	for _, e := range modules {
+		select {
+		case <-e.ready:
+			if e.m != nil {
+				e.m.dropSpare()
+			}
+		default:
+			// Still compiling: the runtime close below ends it.
+		}
+	}
+	err := h.rt.Close(ctx)
+	if h.cache != nil {
+		err = errors.Join(err, h.cache.Close(ctx))
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: close: %w", err)
+	}
+	return nil
+}
+
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
+// Stats is a snapshot of the host's pools.
+type Stats struct {
+	Modules int
+	Tenants map[string]TenantStats
+	// Discarded counts instances closed after a failure or a
+	// reconfiguration, over the host's life.
+	Discarded uint64
+}
+
+// TenantStats describes one tenant's pool.
+type TenantStats struct {
+	Live      int    // instances in existence (idle + serving)
+	Idle      int    // instances ready for a call
+	Created   uint64 // instances created (or adopted) so far
+	Discarded uint64 // instances closed after a failure or reconfiguration
+}
+
+// Stats returns a snapshot for tests and metrics.
+func (h *Host) Stats() Stats {
+	h.mu.Lock()
+	s := Stats{Modules: len(h.modules), Tenants: make(map[string]TenantStats, len(h.tenants))}
+	tenants := make([]*Tenant, 0, len(h.tenants))
+	for _, t := range h.tenants {
+		tenants = append(tenants, t)
+	}
+	h.mu.Unlock()
+	for _, t := range tenants {
+		s.Tenants[t.id] = t.Stats()
+	}
+	s.Discarded = h.discarded.Load()
+	return s
+}
