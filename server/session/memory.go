@@ -115,6 +115,11 @@ func copyLogical(l Logical) Logical {
 func (m *Memory) RefFor(_ context.Context, transport, tenant, logicalID string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// A ref is only ever minted for the tenant's own logical session, so a
+	// transport can never be handed a name for someone else's.
+	if l, ok := m.logical[logicalID]; !ok || l.Tenant != tenant {
+		return "", fmt.Errorf("logical session %s: %w", logicalID, ErrNotFound)
+	}
 	tr := m.refs[transport]
 	if tr == nil {
 		tr = &transportRefs{tenant: tenant, byRef: map[string]string{}, byID: map[string]string{}}
@@ -184,21 +189,51 @@ func (m *Memory) GetExecute(_ context.Context, tenant, promptHash, id string) (E
 	return clone(e)
 }
 
-func (m *Memory) FindReusable(ctx context.Context, tenant, reuseKey string) (Execute, error) {
+// FindReusable picks, among the tenant's live sessions with this key, the
+// most recently used one (ties broken by key, so the answer does not depend
+// on map order). Expired candidates met on the way are dropped and reported
+// to OnExpire rather than shadowing a live one.
+func (m *Memory) FindReusable(_ context.Context, tenant, reuseKey string) (Execute, error) {
 	m.mu.Lock()
-	var found *Binding
+	now := m.now()
+	var expired []Execute
+	var best Execute
+	found := false
 	for k, e := range m.execs {
-		if e.Tenant == tenant && e.ReuseKey == reuseKey {
-			k := k
-			found = &k
-			break
+		if e.Tenant != tenant || e.ReuseKey != reuseKey {
+			continue
+		}
+		if now.Sub(e.LastUsed) > m.ttl {
+			delete(m.execs, k)
+			expired = append(expired, e)
+			continue
+		}
+		if !found || e.LastUsed.After(best.LastUsed) || (e.LastUsed.Equal(best.LastUsed) && lessKey(k, best.Key())) {
+			best, found = e, true
 		}
 	}
-	m.mu.Unlock()
-	if found == nil {
-		return Execute{}, ErrNotFound
+	if found {
+		best.LastUsed = now
+		m.execs[best.Key()] = best
 	}
-	return m.GetExecute(ctx, tenant, found.PromptHash, found.SessionID)
+	onExpire := m.OnExpire
+	m.mu.Unlock()
+	if onExpire != nil {
+		for _, e := range expired {
+			onExpire(e)
+		}
+	}
+	if !found {
+		return Execute{}, fmt.Errorf("reusable execute session: %w", ErrNotFound)
+	}
+	return clone(best)
+}
+
+func lessKey(a, b Binding) bool {
+	if a.PromptHash != b.PromptHash {
+		return a.PromptHash < b.PromptHash
+	}
+	return a.SessionID < b.SessionID
 }
 
 func (m *Memory) NextSeq(_ context.Context, tenant, scope, counter string) (int, error) {
@@ -217,7 +252,13 @@ func (m *Memory) PutRun(_ context.Context, r Run) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := Binding{PromptHash: c.PromptHash, SessionID: c.SessionID}
-	m.runs[b] = append(m.runs[b], c)
+	// Storing a run again (e.g. a retried write) replaces it; a duplicate
+	// would show twice in ListRuns.
+	if i := slices.IndexFunc(m.runs[b], func(r Run) bool { return r.RunID == c.RunID && r.Tenant == c.Tenant }); i >= 0 {
+		m.runs[b][i] = c
+	} else {
+		m.runs[b] = append(m.runs[b], c)
+	}
 	scope := c.LogicalID
 	if scope == "" {
 		scope = c.SessionID
