@@ -73,6 +73,9 @@ func (in *instance) invoke(ctx context.Context, export string, head, body []byte
 		return 0, nil, &failure{kind: ErrABI, detail: "module does not export " + export}
 	}
 	total := uint64(len(head)) + uint64(len(body))
+	if total > math.MaxUint32 {
+		return 0, nil, &failure{kind: ErrInputTooLarge, detail: fmt.Sprintf("%d bytes do not fit a wasm32 guest", total)}
+	}
 	callCtx, cancel := context.WithTimeout(ctx, lim.CallTimeout)
 	defer cancel()
 	in.log.reset()
