@@ -15,27 +15,28 @@ import (
 // maxBodyBytes caps every request body the demo reads.
 const maxBodyBytes = 1 << 20
 
-// APIError is a failed request as the demo APIs report it: an HTTP status
-// and the JSON body {"error": Message, "field": Field}.
-type APIError struct {
+// apiError is a failed request as the demo APIs report it: an HTTP status
+// and the JSON body {"error": Message, "field": Field}. Handlers return it
+// instead of error so that the status travels with the message.
+type apiError struct {
 	Status  int
 	Message string
 	Field   string // the offending input field, when there is one
 }
 
-func (e *APIError) Error() string {
+func (e *apiError) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%d %s: %s", e.Status, e.Field, e.Message)
 	}
 	return fmt.Sprintf("%d %s", e.Status, e.Message)
 }
 
-func errorf(status int, format string, args ...any) *APIError {
-	return &APIError{Status: status, Message: fmt.Sprintf(format, args...)}
+func errorf(status int, format string, args ...any) *apiError {
+	return &apiError{Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
-func fieldError(field, format string, args ...any) *APIError {
-	return &APIError{Status: http.StatusUnprocessableEntity, Field: field, Message: fmt.Sprintf(format, args...)}
+func fieldError(field, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusUnprocessableEntity, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 type errorJSON struct {
@@ -60,7 +61,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-func writeError(w http.ResponseWriter, err *APIError) {
+func writeError(w http.ResponseWriter, err *apiError) {
 	writeJSON(w, err.Status, errorJSON{Error: err.Message, Field: err.Field})
 }
 
@@ -73,8 +74,8 @@ func methodNotAllowed(w http.ResponseWriter, allow ...string) {
 // that is absent, null, or of the wrong type can each be told apart.
 type bodyFields map[string]json.RawMessage
 
-// readObject decodes the request body as one JSON object.
-func readObject(w http.ResponseWriter, r *http.Request) (bodyFields, *APIError) {
+// readBody reads the request body, at most maxBodyBytes of it.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -83,11 +84,20 @@ func readObject(w http.ResponseWriter, r *http.Request) (bodyFields, *APIError) 
 		}
 		return nil, errorf(http.StatusBadRequest, "reading request body: %v", err)
 	}
+	return data, nil
+}
+
+// readObject decodes the request body as one JSON object.
+func readObject(w http.ResponseWriter, r *http.Request) (bodyFields, *apiError) {
+	data, err := readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
 	return decodeObject(data)
 }
 
 // decodeObject parses data as exactly one JSON object.
-func decodeObject(data []byte) (bodyFields, *APIError) {
+func decodeObject(data []byte) (bodyFields, *apiError) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, errorf(http.StatusBadRequest, "request body is empty; send a JSON object")
@@ -111,7 +121,7 @@ func decodeObject(data []byte) (bodyFields, *APIError) {
 
 // onlyKeys rejects fields the endpoint does not understand, so that a typo
 // ("assigne_id") fails loudly instead of being ignored.
-func (b bodyFields) onlyKeys(allowed ...string) *APIError {
+func (b bodyFields) onlyKeys(allowed ...string) *apiError {
 	for k := range b {
 		ok := false
 		for _, a := range allowed {
@@ -130,7 +140,7 @@ func (b bodyFields) onlyKeys(allowed ...string) *APIError {
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // str reads a string field. set reports presence; v is nil for an explicit null.
-func (b bodyFields) str(key string) (v *string, set bool, err *APIError) {
+func (b bodyFields) str(key string) (v *string, set bool, err *apiError) {
 	raw, ok := b[key]
 	if !ok {
 		return nil, false, nil
@@ -147,7 +157,7 @@ func (b bodyFields) str(key string) (v *string, set bool, err *APIError) {
 
 // integer reads an integer field; a numeric string is accepted too, because
 // agents often quote numbers.
-func (b bodyFields) integer(key string) (v *int, set bool, err *APIError) {
+func (b bodyFields) integer(key string) (v *int, set bool, err *apiError) {
 	raw, ok := b[key]
 	if !ok {
 		return nil, false, nil
@@ -171,7 +181,7 @@ func (b bodyFields) integer(key string) (v *int, set bool, err *APIError) {
 }
 
 // strList reads an array of strings; a single string counts as a one-element list.
-func (b bodyFields) strList(key string) (v []string, set bool, err *APIError) {
+func (b bodyFields) strList(key string) (v []string, set bool, err *apiError) {
 	raw, ok := b[key]
 	if !ok {
 		return nil, false, nil
@@ -191,7 +201,7 @@ func (b bodyFields) strList(key string) (v []string, set bool, err *APIError) {
 }
 
 // checkText enforces a size cap and valid UTF-8 on client text.
-func checkText(field, s string, maxLen int) *APIError {
+func checkText(field, s string, maxLen int) *apiError {
 	if !utf8.ValidString(s) {
 		return fieldError(field, "must be valid UTF-8")
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -450,7 +449,7 @@ type graphqlRequest struct {
 // top-level keys are folded into variables when variables does not set
 // them: some clients merge paging parameters (first, after) into the body
 // root rather than into variables.
-func decodeGraphQLRequest(data []byte) (graphqlRequest, *APIError) {
+func decodeGraphQLRequest(data []byte) (graphqlRequest, *apiError) {
 	var req graphqlRequest
 	f, apiErr := decodeObject(data)
 	if apiErr != nil {
@@ -458,21 +457,21 @@ func decodeGraphQLRequest(data []byte) (graphqlRequest, *APIError) {
 	}
 	q, _, apiErr := f.str("query")
 	if apiErr != nil {
-		return req, &APIError{Status: http.StatusBadRequest, Field: "query", Message: "must be a string"}
+		return req, &apiError{Status: http.StatusBadRequest, Field: "query", Message: "must be a string"}
 	}
 	if q == nil || strings.TrimSpace(*q) == "" {
-		return req, &APIError{Status: http.StatusBadRequest, Field: "query", Message: "is required"}
+		return req, &apiError{Status: http.StatusBadRequest, Field: "query", Message: "is required"}
 	}
 	req.Query = *q
 	if op, _, err := f.str("operationName"); err != nil {
-		return req, &APIError{Status: http.StatusBadRequest, Field: "operationName", Message: "must be a string"}
+		return req, &apiError{Status: http.StatusBadRequest, Field: "operationName", Message: "must be a string"}
 	} else if op != nil {
 		req.OperationName = *op
 	}
 	req.Variables = map[string]any{}
 	if raw, ok := f["variables"]; ok && !isNull(raw) {
 		if json.Unmarshal(raw, &req.Variables) != nil {
-			return req, &APIError{Status: http.StatusBadRequest, Field: "variables", Message: "must be a JSON object"}
+			return req, &apiError{Status: http.StatusBadRequest, Field: "variables", Message: "must be a JSON object"}
 		}
 		if req.Variables == nil {
 			req.Variables = map[string]any{}
@@ -503,18 +502,18 @@ func (b *Backend) serveKanban(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, http.MethodPost)
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		writeError(w, errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes", maxBodyBytes))
+	data, apiErr := readBody(w, r)
+	if apiErr != nil {
+		writeGraphQLError(w, apiErr)
 		return
 	}
 	req, apiErr := decodeGraphQLRequest(data)
 	if apiErr == nil && len(req.Query) > maxQueryBytes {
-		apiErr = &APIError{Status: http.StatusBadRequest, Field: "query", Message: fmt.Sprintf("exceeds %d bytes", maxQueryBytes)}
+		apiErr = &apiError{Status: http.StatusBadRequest, Field: "query", Message: fmt.Sprintf("exceeds %d bytes", maxQueryBytes)}
 	}
 	if apiErr == nil {
 		if err := checkNesting(req.Query, maxQueryNesting); err != nil {
-			apiErr = &APIError{Status: http.StatusBadRequest, Field: "query", Message: err.Error()}
+			apiErr = &apiError{Status: http.StatusBadRequest, Field: "query", Message: err.Error()}
 		}
 	}
 	if apiErr != nil {
@@ -545,7 +544,7 @@ func (b *Backend) serveKanban(w http.ResponseWriter, r *http.Request) {
 
 // writeGraphQLError reports a request error in the GraphQL response shape,
 // which is what GraphQL clients look for.
-func writeGraphQLError(w http.ResponseWriter, e *APIError) {
+func writeGraphQLError(w http.ResponseWriter, e *apiError) {
 	msg := e.Message
 	if e.Field != "" {
 		msg = e.Field + " " + e.Message

@@ -34,19 +34,19 @@ type pageReq struct{ offset, limit int }
 
 // parsePage reads ?offset=&limit=. A limit above MaxPageLimit is clamped,
 // like most public APIs do; anything unparsable or negative is refused.
-func parsePage(q url.Values) (pageReq, *APIError) {
+func parsePage(q url.Values) (pageReq, *apiError) {
 	p := pageReq{offset: 0, limit: DefaultPageLimit}
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return p, &APIError{Status: http.StatusBadRequest, Field: "offset", Message: "must be a non-negative integer"}
+			return p, &apiError{Status: http.StatusBadRequest, Field: "offset", Message: "must be a non-negative integer"}
 		}
 		p.offset = n
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return p, &APIError{Status: http.StatusBadRequest, Field: "limit", Message: "must be an integer between 1 and 100"}
+			return p, &apiError{Status: http.StatusBadRequest, Field: "limit", Message: "must be an integer between 1 and 100"}
 		}
 		p.limit = min(n, MaxPageLimit)
 	}
@@ -234,7 +234,7 @@ func (b *Backend) listLabels(w http.ResponseWriter, r *http.Request) {
 
 // parseIssueFilter reads the list filters. An empty value means "no filter"
 // because clients often send every key of a form.
-func parseIssueFilter(q url.Values) (issueFilter, *APIError) {
+func parseIssueFilter(q url.Values) (issueFilter, *apiError) {
 	nonEmpty := func(vs []string) []string {
 		return slices.DeleteFunc(slices.Clone(vs), func(v string) bool { return v == "" })
 	}
@@ -246,13 +246,13 @@ func parseIssueFilter(q url.Values) (issueFilter, *APIError) {
 	}
 	for _, st := range f.statuses {
 		if !slices.Contains(trackerStatuses, st) {
-			return f, &APIError{Status: http.StatusBadRequest, Field: "status", Message: "must be one of " + strings.Join(trackerStatuses, ", ")}
+			return f, &apiError{Status: http.StatusBadRequest, Field: "status", Message: "must be one of " + strings.Join(trackerStatuses, ", ")}
 		}
 	}
 	for _, v := range nonEmpty(q["priority"]) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < minPriority || n > maxPriority {
-			return f, &APIError{Status: http.StatusBadRequest, Field: "priority", Message: "must be an integer between 1 and 4"}
+			return f, &apiError{Status: http.StatusBadRequest, Field: "priority", Message: "must be an integer between 1 and 4"}
 		}
 		f.priorities = append(f.priorities, n)
 	}
@@ -287,7 +287,7 @@ func (b *Backend) searchIssues(w http.ResponseWriter, r *http.Request) {
 	}
 	terms := searchTerms(q.Get("q"))
 	if len(terms) == 0 {
-		writeError(w, &APIError{Status: http.StatusBadRequest, Field: "q", Message: "must contain at least one word"})
+		writeError(w, &apiError{Status: http.StatusBadRequest, Field: "q", Message: "must contain at least one word"})
 		return
 	}
 	s := b.tracker
@@ -326,7 +326,7 @@ type issueChanges struct {
 
 var issueInputFields = []string{"title", "body", "status", "priority", "project_id", "assignee_id", "labels"}
 
-func parseIssueChanges(f bodyFields, create bool) (issueChanges, *APIError) {
+func parseIssueChanges(f bodyFields, create bool) (issueChanges, *apiError) {
 	var c issueChanges
 	if err := f.onlyKeys(issueInputFields...); err != nil {
 		return c, err
@@ -410,7 +410,7 @@ func parseIssueChanges(f bodyFields, create bool) (issueChanges, *APIError) {
 
 // resolve checks every reference of c against the store and returns the
 // label ids to set. The caller holds s.mu.
-func (s *trackerStore) resolve(c issueChanges) ([]string, *APIError) {
+func (s *trackerStore) resolve(c issueChanges) ([]string, *apiError) {
 	if c.projectID != nil && *c.projectID != "" && s.projectByID[*c.projectID] == nil {
 		return nil, fieldError("project_id", "project %q does not exist", *c.projectID)
 	}
