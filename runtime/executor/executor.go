@@ -320,7 +320,10 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		if dec.Next != nil {
 			next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: dec.Next, Filters: n.Filters}
 		}
-		t, err := shape(dec.Table, n)
+		t, limited, err := shapeLimited(dec.Table, n)
+		if limited {
+			next = nil
+		}
 		return t, next, err
 	case plan.OpPage:
 		if r.env.ResolvePage == nil || n.Page == nil {
@@ -349,6 +352,7 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 		if n.Page.Limit > 0 && len(t.Rows) > n.Page.Limit {
 			t.Rows = t.Rows[:n.Page.Limit]
+			next = nil // continuing would skip the rows cut here
 		}
 		t, err = shape(t, n)
 		return t, next, err
@@ -371,8 +375,12 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 			return abi.Table{}, nil, errors.New("transform without input")
 		}
 		in := r.states[n.Input]
-		t, err := shape(cloneTable(in.table), n)
-		return t, in.next, err
+		t, limited, err := shapeLimited(cloneTable(in.table), n)
+		next := in.next
+		if limited {
+			next = nil
+		}
+		return t, next, err
 	}
 	return abi.Table{}, nil, fmt.Errorf("unknown plan op %q", n.Op)
 }

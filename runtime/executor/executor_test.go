@@ -491,6 +491,16 @@ func TestPage(t *testing.T) {
 		if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0}) {
 			t.Fatalf("ids %v (filters then limit)", got)
 		}
+		if res.Roots[0].Next != nil {
+			t.Fatalf("a limit that cut rows still offered a continuation: %+v", res.Roots[0].Next)
+		}
+		res, err = New(&fakeSender{}, Limits{}).Run(context.Background(), pageNode(2), ev)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0, 3.0}) {
+			t.Fatalf("ids %v (filters then limit)", got)
+		}
 		next := res.Roots[0].Next
 		want := *cont
 		want.Page = map[string]any{"page": 3.0}
@@ -500,7 +510,7 @@ func TestPage(t *testing.T) {
 		if cont.Page["page"] != 2.0 {
 			t.Fatal("the stored continuation was modified")
 		}
-		if d := e.decodes(); len(d) != 1 || d[0].Page["page"] != 2.0 {
+		if d := e.decodes(); len(d) != 2 || d[0].Page["page"] != 2.0 || d[1].Page["page"] != 2.0 {
 			t.Fatalf("decode did not see the request's page state: %+v", d)
 		}
 	})
@@ -880,4 +890,42 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("%d roots for %d", len(res.Roots), len(p.Roots))
 		}
 	})
+}
+
+// A .limit that cuts rows from a page must not offer a continuation: the
+// next page would start after the rows the limit dropped.
+func TestLimitDropsContinuation(t *testing.T) {
+	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
+		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()}, Next: map[string]any{"page": 2.0}}, nil
+	}}}
+	for _, tc := range []struct {
+		name     string
+		limit    int
+		wantNext bool
+	}{
+		{"limit cuts the page", 2, false},
+		{"limit covers the page", 4, true},
+		{"limit above the page", 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fetch(0, "list_repos", "Repo")
+			f.Transforms = []plan.Transform{{Kind: plan.TLimit, N: tc.limit}}
+			res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{f}, Roots: roots(0)}, env(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Roots[0].Next != nil; got != tc.wantNext {
+				t.Errorf("next offered = %v, want %v", got, tc.wantNext)
+			}
+			// The same rule holds for a transform node over a bound list.
+			tr := plan.Node{ID: 1, Op: plan.OpTransform, EntryID: entry, Entity: "Repo", Input: 0, Transforms: []plan.Transform{{Kind: plan.TLimit, N: tc.limit}}}
+			res, err = New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{fetch(0, "list_repos", "Repo"), tr}, Roots: roots(1)}, env(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Roots[0].Next != nil; got != tc.wantNext {
+				t.Errorf("transform node: next offered = %v, want %v", got, tc.wantNext)
+			}
+		})
+	}
 }

@@ -15,20 +15,30 @@ import (
 
 // shape applies a node's host-side filters, then its transforms in order.
 func shape(t abi.Table, n *plan.Node) (abi.Table, error) {
+	t, _, err := shapeLimited(t, n)
+	return t, err
+}
+
+// shapeLimited is shape that also reports whether a .limit dropped rows. A
+// continuation must not be offered then: the next page would silently skip
+// the rows the limit cut from this one.
+func shapeLimited(t abi.Table, n *plan.Node) (abi.Table, bool, error) {
+	limited := false
 	t, err := applyFilters(t, n.Filters)
 	if err != nil {
-		return t, err
+		return t, false, err
 	}
 	for _, tr := range n.Transforms {
 		switch tr.Kind {
 		case plan.TLimit:
 			if tr.N >= 0 && len(t.Rows) > tr.N {
 				t.Rows = t.Rows[:tr.N]
+				limited = true
 			}
 		case plan.TSort:
 			c := t.Col(tr.Field)
 			if c < 0 {
-				return t, fmt.Errorf("sort: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
+				return t, false, fmt.Errorf("sort: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
 			}
 			rows := slices.Clone(t.Rows)
 			slices.SortStableFunc(rows, func(a, b []any) int { return sortOrder(a[c], b[c], tr.Desc) })
@@ -37,7 +47,7 @@ func shape(t abi.Table, n *plan.Node) (abi.Table, error) {
 			idx := make([]int, len(tr.Fields))
 			for i, f := range tr.Fields {
 				if idx[i] = t.Col(f); idx[i] < 0 {
-					return t, fmt.Errorf("projection: no field %q in %s", f, strings.Join(t.Columns, ", "))
+					return t, false, fmt.Errorf("projection: no field %q in %s", f, strings.Join(t.Columns, ", "))
 				}
 			}
 			rows := make([][]any, len(t.Rows))
@@ -52,13 +62,13 @@ func shape(t abi.Table, n *plan.Node) (abi.Table, error) {
 		case plan.TFilter:
 			var err error
 			if t, err = applyFilters(t, tr.Preds); err != nil {
-				return t, err
+				return t, false, err
 			}
 		default:
-			return t, fmt.Errorf("unknown transform %q", tr.Kind)
+			return t, false, fmt.Errorf("unknown transform %q", tr.Kind)
 		}
 	}
-	return t, nil
+	return t, limited, nil
 }
 
 func applyFilters(t abi.Table, preds []plan.Pred) (abi.Table, error) {
