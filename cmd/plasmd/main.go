@@ -111,17 +111,16 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		if err != nil {
 			return nil, nil, fmt.Errorf("demo backend: %w", err)
 		}
-		cleanup = srv.Close
-		dc, err := catalogdir.LoadAll(demo.Catalogs, "catalogs")
+		cleanup = func() { _ = srv.Close() }
+		dc, err := demo.LoadCatalogs(srv.URL())
 		if err != nil {
-			srv.Close()
-			return nil, nil, fmt.Errorf("demo catalogs: %w", err)
-		}
-		for _, cat := range dc {
-			cat.HTTPBackend = demo.Rebase(cat.HTTPBackend, srv.URL())
+			cleanup()
+			return nil, nil, err
 		}
 		cats = append(cats, dc...)
-		secrets["TRACKER_TOKEN"] = demo.DefaultTrackerToken
+		for k, v := range srv.Backend().Secrets() {
+			secrets[k] = v
+		}
 		log.Info("demo backend started", "url", srv.URL())
 	}
 	for _, dir := range c.catalogs {
