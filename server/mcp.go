@@ -55,12 +55,18 @@ type mcpSessions struct {
 	ids map[*mcp.ServerSession]string
 }
 
-func (m *mcpSessions) id(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return ""
+// id names the transport a call arrived on. Streamable HTTP sessions have
+// an Mcp-Session-Id. Stateless HTTP (no session id, but HTTP headers) has no
+// transport to key on, so its refs live in one per-tenant scope that any
+// replica can resolve. stdio gets one id per connection.
+func (m *mcpSessions) id(ss *mcp.ServerSession, extra *mcp.RequestExtra, t *tenant.Tenant) string {
+	if ss != nil {
+		if id := ss.ID(); id != "" {
+			return "mcp:" + id
+		}
 	}
-	if id := ss.ID(); id != "" {
-		return id
+	if extra != nil && extra.Header != nil || ss == nil {
+		return "stateless:" + t.ID
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -199,7 +205,7 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	case announced != "" && announced != intent:
 		a.log.Info("plasm_context: explicit intent differs from session context; using the explicit one", "explicit", intent, "session", announced)
 	}
-	out, err := a.svc.Context(ctx, t, a.mcpIDs.id(req.Session), intent, in.Seeds, in.Ranked)
+	out, err := a.svc.Context(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), intent, in.Seeds, in.Ranked)
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
@@ -268,7 +274,7 @@ func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in program
 	if err != nil {
 		return toolError(problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
-	ex, lid, err := a.sessionFor(ctx, t, a.mcpIDs.id(req.Session), in.Ref)
+	ex, lid, err := a.sessionFor(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), in.Ref)
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
@@ -318,7 +324,7 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 	if err != nil {
 		return toolError(problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
-	transport := a.mcpIDs.id(req.Session)
+	transport := a.mcpIDs.id(req.Session, req.Extra, t)
 	ex, lid, err := a.sessionFor(ctx, t, transport, in.Ref)
 	if err != nil {
 		return toolError(err, nil), nil, nil
@@ -376,7 +382,7 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		lid, err := a.svc.store.ResolveRef(ctx, a.mcpIDs.id(req.Session), t.ID, ref)
+		lid, err := a.svc.store.ResolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t.ID, ref)
 		if err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
