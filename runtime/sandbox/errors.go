@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Calls return them wrapped in a *CallError; branch with
@@ -25,8 +26,10 @@ var (
 	// ErrABI: the module or one of its results breaks the ABI (missing or
 	// mistyped export, wrong version, out-of-bounds result, bad envelope).
 	ErrABI = errors.New("sandbox: ABI violation")
-	// ErrBusy: every instance of the tenant stayed busy until the caller's
-	// context ended.
+	// ErrBusy: no instance could be had in time: the tenant's wait queue
+	// was full, the wait outlasted Limits.QueueTimeout or the caller's
+	// context, or the host's global instance cap stayed full. The
+	// CallError's RetryAfter suggests when to try again.
 	ErrBusy = errors.New("sandbox: no free instance")
 	// ErrClosed: the host was closed.
 	ErrClosed = errors.New("sandbox: closed")
@@ -42,6 +45,9 @@ type CallError struct {
 	// Detail is diagnostic text: the runtime's message and, for traps, the
 	// last lines the guest wrote to stdout/stderr.
 	Detail string
+	// RetryAfter is set with ErrBusy: an estimate of when an instance is
+	// likely to be free (HTTP Retry-After, rounded up to whole seconds).
+	RetryAfter time.Duration
 }
 
 func (e *CallError) Error() string {

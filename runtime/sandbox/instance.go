@@ -38,6 +38,10 @@ type instance struct {
 	gen    uint64
 	catGen uint64
 	loaded map[string]string // entry ID → digest of the loaded request
+
+	// lastUsed is the host tick of the instance's last release, for
+	// least-recently-used eviction under the global cap.
+	lastUsed uint64
 }
 
 // failure is why a guest call did not produce an envelope. discard says the

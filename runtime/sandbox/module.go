@@ -14,7 +14,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/plasmd/plasmd/guest/abi"
 )
@@ -34,11 +33,12 @@ type Module struct {
 	compiled  wazero.CompiledModule
 	minMemory uint64
 
-	// spare is the instance made to validate the module. It has served no
-	// tenant, so the first tenant whose memory ceiling matches adopts it and
-	// its first call skips instantiation.
-	mu    sync.Mutex
-	spare *instance
+	// spares are instances that have served no tenant, ready for a
+	// tenant's first call (see spares.go). The first is the instance made
+	// to validate the module.
+	mu     sync.Mutex
+	spares []*instance
+	closed bool
 }
 
 type moduleEntry struct {
@@ -129,7 +129,12 @@ func (h *Host) load(ctx context.Context, digest string, wasm []byte) (*Module, e
 		return nil, fmt.Errorf("sandbox: module %s: %w: plasm_abi_version returned %d, host speaks %d", short, ErrABI, version, abi.Version)
 	}
 	m.ABIVersion = version
-	m.spare = in
+	if h.spares > 0 {
+		m.spares = append(m.spares, in)
+		h.kickRefill()
+	} else {
+		in.close()
+	}
 	return m, nil
 }
 
@@ -137,9 +142,8 @@ func (h *Host) load(ctx context.Context, digest string, wasm []byte) (*Module, e
 // anything.
 func (m *Module) checkShape() error {
 	for _, imp := range m.compiled.ImportedFunctions() {
-		mod, name, _ := imp.Import()
-		if mod != wasi_snapshot_preview1.ModuleName {
-			return fmt.Errorf("%w: imports %s.%s, the sandbox provides only %s", ErrABI, mod, name, wasi_snapshot_preview1.ModuleName)
+		if err := checkImport(imp); err != nil {
+			return err
 		}
 	}
 	if len(m.compiled.ImportedMemories()) > 0 {
@@ -197,29 +201,6 @@ func signature(params, results []api.ValueType) string {
 func (m *Module) HasExport(name string) bool {
 	_, ok := slices.BinarySearch(m.Exports, name)
 	return ok
-}
-
-// takeSpare hands the validation instance to a tenant whose memory ceiling
-// it was created with.
-func (m *Module) takeSpare(ceiling uint64) *instance {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	in := m.spare
-	if in == nil || in.memory.limit != ceiling {
-		return nil
-	}
-	m.spare = nil
-	return in
-}
-
-func (m *Module) dropSpare() {
-	m.mu.Lock()
-	in := m.spare
-	m.spare = nil
-	m.mu.Unlock()
-	if in != nil {
-		in.close()
-	}
 }
 
 // instantiate creates and initialises an instance under lim's memory

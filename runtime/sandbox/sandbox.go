@@ -45,7 +45,32 @@ type Config struct {
 	// tenant's Limits say (rounded down to whole 64 KiB pages). Zero means
 	// DefaultMaxMemoryBytes.
 	MaxMemoryBytes uint64
+	// MaxInstances caps tenant instances across all tenants (spares not
+	// included). When a tenant needs a new instance at the cap, the least
+	// recently used idle instance of another tenant is closed; a busy one
+	// never is. Zero means no global cap.
+	MaxInstances int
+	// Spares is how many tenant-neutral instances of each module are kept
+	// ready, so a tenant's first call skips instantiation. They are made
+	// with SpareLimits' memory ceiling and only tenants with that ceiling
+	// take them. Zero means DefaultSpares; negative disables the pool.
+	Spares int
+	// Observer receives call and instance events (metrics); nil ignores
+	// them.
+	Observer Observer
 }
+
+// DefaultSpares is the spare-pool size per module when Config.Spares is 0.
+const DefaultSpares = 2
+
+// SpareLimits returns the limits spares are made with: DefaultLimits under
+// the host's memory ceiling. A tenant whose effective MemoryBytes differs
+// never takes a spare.
+func (h *Host) SpareLimits() Limits { return DefaultLimits().clamp(h.ceiling) }
+
+// EffectiveLimits returns l with defaults filled in and the host's memory
+// ceiling applied: what a tenant configured with l actually runs under.
+func (h *Host) EffectiveLimits(l Limits) Limits { return l.clamp(h.ceiling) }
 
 // Host is the process's sandbox: one wazero runtime, the compiled modules
 // and the tenants. Create one per process; it is safe for concurrent use.
@@ -54,13 +79,36 @@ type Host struct {
 	cache   wazero.CompilationCache
 	ceiling uint64
 	modCfg  wazero.ModuleConfig
+	obs     Observer
+	spares  int
+
+	// Global instance cap: live counts tenant instances; capWaiters is
+	// read without capMu on the release path so an uncontended host never
+	// takes the lock there.
+	maxLive    int
+	capMu      sync.Mutex
+	live       int
+	capFreed   chan struct{}
+	capWaiters atomic.Int32
+	// tick orders releases for least-recently-used eviction.
+	tick atomic.Uint64
+
+	// The refill goroutine tops spare pools up; bgCtx ends it (and any
+	// instantiation it is running) on Close.
+	refill   chan struct{}
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
 
 	mu      sync.Mutex
 	closed  bool
 	modules map[string]*moduleEntry
 	tenants map[string]*Tenant
 
-	discarded atomic.Uint64
+	discarded   atomic.Uint64
+	evicted     atomic.Uint64
+	spareTaken  atomic.Uint64
+	spareFailed atomic.Uint64
 }
 
 // New creates the runtime and instantiates the WASI host module.
@@ -88,10 +136,27 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	// is what turns a deadline into a stopped guest instead of a stuck one.
 	rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(pages))
 
+	if cfg.MaxInstances < 0 {
+		return nil, fmt.Errorf("sandbox: MaxInstances %d is negative", cfg.MaxInstances)
+	}
 	h := &Host{
-		ceiling: ceiling,
-		modules: map[string]*moduleEntry{},
-		tenants: map[string]*Tenant{},
+		ceiling:  ceiling,
+		obs:      cfg.Observer,
+		spares:   cfg.Spares,
+		maxLive:  cfg.MaxInstances,
+		capFreed: make(chan struct{}),
+		refill:   make(chan struct{}, 1),
+		modules:  map[string]*moduleEntry{},
+		tenants:  map[string]*Tenant{},
+	}
+	if h.obs == nil {
+		h.obs = NopObserver{}
+	}
+	switch {
+	case h.spares == 0:
+		h.spares = DefaultSpares
+	case h.spares < 0:
+		h.spares = 0
 	}
 	if cfg.CacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
@@ -109,6 +174,13 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return nil, fmt.Errorf("sandbox: instantiate WASI: %w", err)
 	}
+	if err := instantiateHostModule(ctx, h.rt); err != nil {
+		_ = h.rt.Close(ctx)
+		if h.cache != nil {
+			_ = h.cache.Close(ctx)
+		}
+		return nil, fmt.Errorf("sandbox: instantiate host module: %w", err)
+	}
 
 	// No FS, env or args: the zero ModuleConfig grants none. Clocks are real
 	// (guests measure time) but sleeping is capped so a sleeping guest
@@ -120,6 +192,11 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithNanosleep(boundedSleep)
+
+	h.bgCtx, h.bgCancel = context.WithCancel(context.Background())
+	if h.spares > 0 {
+		h.bg.Go(h.refillLoop)
+	}
 	return h, nil
 }
 
@@ -143,6 +220,7 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	h.bgCancel()
 	tenants := make([]*Tenant, 0, len(h.tenants))
 	for _, t := range h.tenants {
 		tenants = append(tenants, t)
@@ -152,6 +230,9 @@ func (h *Host) Close(ctx context.Context) error {
 		modules = append(modules, e)
 	}
 	h.mu.Unlock()
+	// The refill goroutine must be gone before the spares are dropped, or
+	// it could add one after.
+	h.bg.Wait()
 
 	for _, t := range tenants {
 		t.close()
@@ -160,7 +241,7 @@ func (h *Host) Close(ctx context.Context) error {
 		select {
 		case <-e.ready:
 			if e.m != nil {
-				e.m.dropSpare()
+				e.m.dropSpares()
 			}
 		default:
 			// Still compiling: the runtime close below ends it.
@@ -186,17 +267,27 @@ func (h *Host) isClosed() bool {
 type Stats struct {
 	Modules int
 	Tenants map[string]TenantStats
+	// Live is the number of tenant instances (what Config.MaxInstances
+	// caps); Spares the number of ready spares across modules.
+	Live, Spares int
 	// Discarded counts instances closed after a failure or a
-	// reconfiguration, over the host's life.
-	Discarded uint64
+	// reconfiguration, over the host's life; Evicted those closed for the
+	// global cap.
+	Discarded, Evicted uint64
+	// SpareTaken counts first instances that came from the spare pool;
+	// SpareFailed counts refills that failed to instantiate.
+	SpareTaken, SpareFailed uint64
 }
 
 // TenantStats describes one tenant's pool.
 type TenantStats struct {
 	Live      int    // instances in existence (idle + serving)
 	Idle      int    // instances ready for a call
+	Waiting   int    // calls queued for an instance
 	Created   uint64 // instances created (or adopted) so far
+	FromSpare uint64 // of Created, those taken from the spare pool
 	Discarded uint64 // instances closed after a failure or reconfiguration
+	Evicted   uint64 // idle instances closed for the host's global cap
 }
 
 // Stats returns a snapshot for tests and metrics.
@@ -207,10 +298,20 @@ func (h *Host) Stats() Stats {
 	for _, t := range h.tenants {
 		tenants = append(tenants, t)
 	}
+	modules := h.readyModules()
 	h.mu.Unlock()
 	for _, t := range tenants {
 		s.Tenants[t.id] = t.Stats()
 	}
+	for _, m := range modules {
+		s.Spares += m.spareCount()
+	}
+	h.capMu.Lock()
+	s.Live = h.live
+	h.capMu.Unlock()
 	s.Discarded = h.discarded.Load()
+	s.Evicted = h.evicted.Load()
+	s.SpareTaken = h.spareTaken.Load()
+	s.SpareFailed = h.spareFailed.Load()
 	return s
 }

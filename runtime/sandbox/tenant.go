@@ -29,8 +29,41 @@ type Limits struct {
 	// MaxInstances is how many instances the tenant may have at once,
 	// i.e. how many of its calls run concurrently.
 	MaxInstances int
+	// MaxQueue is how many calls may wait for an instance once all
+	// MaxInstances are busy; one more fails at once with ErrBusy.
+	MaxQueue int
+	// QueueTimeout bounds a call's wait for an instance (its tenant's or a
+	// slot under the host's global cap); a caller's earlier context
+	// deadline wins. Past it the call fails with ErrBusy.
+	QueueTimeout time.Duration
 	// MaxInput and MaxOutput cap request and response sizes in bytes.
 	MaxInput, MaxOutput int
+}
+
+// LimitsView is the JSON form of effective Limits, for showing a tenant
+// its own limits (e.g. in GET /v1/registry). It holds no secrets.
+type LimitsView struct {
+	MemoryBytes    uint64 `json:"memory_bytes"`
+	CallTimeoutMS  int64  `json:"call_timeout_ms"`
+	MaxInstances   int    `json:"max_instances"`
+	MaxQueue       int    `json:"max_queue"`
+	QueueTimeoutMS int64  `json:"queue_timeout_ms"`
+	MaxInputBytes  int    `json:"max_input_bytes"`
+	MaxOutputBytes int    `json:"max_output_bytes"`
+}
+
+// View returns l as a LimitsView. Pass effective limits (Tenant.Limits or
+// Host.EffectiveLimits), not a partially filled configuration.
+func (l Limits) View() LimitsView {
+	return LimitsView{
+		MemoryBytes:    l.MemoryBytes,
+		CallTimeoutMS:  l.CallTimeout.Milliseconds(),
+		MaxInstances:   l.MaxInstances,
+		MaxQueue:       l.MaxQueue,
+		QueueTimeoutMS: l.QueueTimeout.Milliseconds(),
+		MaxInputBytes:  l.MaxInput,
+		MaxOutputBytes: l.MaxOutput,
+	}
 }
 
 // DefaultLimits returns the limits used for zero Limits fields.
@@ -39,6 +72,8 @@ func DefaultLimits() Limits {
 		MemoryBytes:  64 << 20,
 		CallTimeout:  2 * time.Second,
 		MaxInstances: 4,
+		MaxQueue:     64,
+		QueueTimeout: 5 * time.Second,
 		MaxInput:     8 << 20,
 		MaxOutput:    16 << 20,
 	}
@@ -57,6 +92,12 @@ func (l Limits) clamp(ceiling uint64) Limits {
 	}
 	if l.MaxInstances <= 0 {
 		l.MaxInstances = d.MaxInstances
+	}
+	if l.MaxQueue <= 0 {
+		l.MaxQueue = d.MaxQueue
+	}
+	if l.QueueTimeout <= 0 {
+		l.QueueTimeout = d.QueueTimeout
 	}
 	if l.MaxInput <= 0 {
 		l.MaxInput = d.MaxInput
@@ -101,7 +142,9 @@ type Tenant struct {
 	waiters int
 	freed   chan struct{} // closed (and replaced) when an instance or slot frees up
 
-	created, discarded uint64
+	created, fromSpare, discarded, evicted uint64
+	// avgCall is a moving average of call durations, for retry hints.
+	avgCall time.Duration
 }
 
 // catalogLoad is a catalog ready to send: the encoded LoadCatalogRequest
@@ -158,7 +201,7 @@ func (t *Tenant) configure(spec TenantSpec) {
 	t.setCatalogsLocked(loads)
 	t.signalLocked()
 	t.mu.Unlock()
-	closeAll(retired)
+	t.discard(retired, DiscardReconfigure)
 }
 
 // SetCatalogs replaces the tenant's catalogs. Each instance loads new or
@@ -220,6 +263,8 @@ func (t *Tenant) setCatalogsLocked(loads []catalogLoad) {
 	t.catGen++
 }
 
+// retireIdleLocked removes every idle instance from the pool; the caller
+// closes them with discard once t.mu is released.
 func (t *Tenant) retireIdleLocked() []*instance {
 	retired := t.idle
 	t.idle = nil
@@ -227,6 +272,19 @@ func (t *Tenant) retireIdleLocked() []*instance {
 	t.discarded += uint64(len(retired))
 	t.host.discarded.Add(uint64(len(retired)))
 	return retired
+}
+
+// discard closes instances already removed from the tenant's counts and
+// returns their global slots.
+func (t *Tenant) discard(ins []*instance, reason string) {
+	if len(ins) == 0 {
+		return
+	}
+	closeAll(ins)
+	for range ins {
+		t.host.obs.InstanceDiscarded(t.id, reason)
+	}
+	t.host.instancesGone(len(ins))
 }
 
 func (t *Tenant) signalLocked() {
@@ -263,24 +321,56 @@ func (t *Tenant) close() {
 		t.freed = make(chan struct{})
 	}
 	t.mu.Unlock()
-	closeAll(retired)
+	t.discard(retired, DiscardClosed)
 }
 
 // Stats returns a snapshot of the tenant's pool.
 func (t *Tenant) Stats() TenantStats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return TenantStats{Live: t.live, Idle: len(t.idle), Created: t.created, Discarded: t.discarded}
+	return TenantStats{Live: t.live, Idle: len(t.idle), Waiting: t.waiters, Created: t.created,
+		FromSpare: t.fromSpare, Discarded: t.discarded, Evicted: t.evicted}
+}
+
+// Limits returns the tenant's effective limits.
+func (t *Tenant) Limits() Limits {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limits
 }
 
 func (t *Tenant) callError(export string, kind error, detail string) *CallError {
 	return &CallError{Tenant: t.id, Export: export, Err: kind, Detail: detail}
 }
 
-// acquire returns an instance for one call, reusing an idle one when
-// possible, creating one when the tenant is below MaxInstances, and
-// otherwise waiting until ctx ends.
+// acquire returns an instance for one call: an idle one when possible, a
+// spare or new one when the tenant is below MaxInstances (and the host has
+// a slot under its global cap), and otherwise a place in the tenant's wait
+// queue, bounded in length by MaxQueue and in time by QueueTimeout.
 func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapshot, error) {
+	var (
+		waitStart time.Time
+		timer     *time.Timer
+		timeout   <-chan time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	// startWait arms the queue timeout on the first wait of this call.
+	startWait := func(d time.Duration) {
+		if timer == nil {
+			waitStart = time.Now()
+			timer = time.NewTimer(d)
+			timeout = timer.C
+		}
+	}
+	waited := func(got bool) {
+		if !waitStart.IsZero() {
+			t.host.obs.Waited(t.id, time.Since(waitStart), got)
+		}
+	}
 	for {
 		t.mu.Lock()
 		if t.closed {
@@ -292,16 +382,24 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 			t.mu.Unlock()
 			return nil, s, t.callError(export, ErrABI, "tenant has no module")
 		}
-		var retired []*instance
+		var stale, removed []*instance
 		for n := len(t.idle); n > 0; n = len(t.idle) {
 			in := t.idle[n-1]
+			t.idle[n-1] = nil
 			t.idle = t.idle[:n-1]
-			if in.gen == t.gen && !in.holdsRemoved(t.catIndex, t.catGen) {
+			fresh := in.gen == t.gen
+			if fresh && !in.holdsRemoved(t.catIndex, t.catGen) {
 				t.mu.Unlock()
-				closeAll(retired)
+				t.discard(stale, DiscardReconfigure)
+				t.discard(removed, DiscardCatalog)
+				waited(true)
 				return in, s, nil
 			}
-			retired = append(retired, in)
+			if fresh {
+				removed = append(removed, in)
+			} else {
+				stale = append(stale, in)
+			}
 			t.live--
 			t.discarded++
 			t.host.discarded.Add(1)
@@ -309,41 +407,120 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 		if t.live < t.limits.MaxInstances {
 			t.live++
 			t.mu.Unlock()
-			closeAll(retired)
-			in := s.module.takeSpare(s.limits.MemoryBytes)
-			if in == nil {
-				var f *failure
-				if in, f = t.host.instantiate(ctx, s.module, s.limits); f != nil {
-					t.mu.Lock()
-					t.live--
-					t.signalLocked()
-					t.mu.Unlock()
-					return nil, s, t.failed(export, f)
-				}
+			t.discard(stale, DiscardReconfigure)
+			t.discard(removed, DiscardCatalog)
+			in, err := t.newInstance(ctx, export, s, startWait, &timeout)
+			if in == nil && err == nil {
+				continue // an idle instance of our own turned up
 			}
-			in.gen = s.gen
-			t.mu.Lock()
-			t.created++
+			waited(err == nil)
+			return in, s, err
+		}
+		if t.waiters >= t.limits.MaxQueue {
+			hint := t.retryHintLocked()
 			t.mu.Unlock()
-			return in, s, nil
+			t.discard(stale, DiscardReconfigure)
+			t.discard(removed, DiscardCatalog)
+			t.host.obs.Busy(t.id, BusyQueueFull)
+			waited(false)
+			return nil, s, t.busyError(export, hint,
+				fmt.Sprintf("all %d instances busy and %d calls already queued", s.limits.MaxInstances, s.limits.MaxQueue))
 		}
 		wait := t.freed
 		t.waiters++
 		t.mu.Unlock()
-		closeAll(retired)
+		t.discard(stale, DiscardReconfigure)
+		t.discard(removed, DiscardCatalog)
+		startWait(s.limits.QueueTimeout)
+
+		var reason, detail string
 		select {
 		case <-wait:
-			t.mu.Lock()
-			t.waiters--
-			t.mu.Unlock()
+		case <-timeout:
+			reason, detail = BusyQueueTimeout, fmt.Sprintf("all %d instances stayed busy for %v", s.limits.MaxInstances, s.limits.QueueTimeout)
 		case <-ctx.Done():
-			t.mu.Lock()
-			t.waiters--
-			t.mu.Unlock()
-			return nil, s, t.callError(export, ErrBusy,
-				fmt.Sprintf("all %d instances stayed busy: %v", s.limits.MaxInstances, ctx.Err()))
+			reason, detail = BusyCanceled, fmt.Sprintf("all %d instances stayed busy: %v", s.limits.MaxInstances, ctx.Err())
+		}
+		t.mu.Lock()
+		t.waiters--
+		hint := t.retryHintLocked()
+		t.mu.Unlock()
+		if reason != "" {
+			t.host.obs.Busy(t.id, reason)
+			waited(false)
+			return nil, s, t.busyError(export, hint, detail)
 		}
 	}
+}
+
+// newInstance fills the tenant slot acquire reserved (t.live already
+// counts it): a global slot first, then a spare or a fresh instance. It
+// returns neither instance nor error when, while it waited for a global
+// slot, one of the tenant's own instances became idle.
+func (t *Tenant) newInstance(ctx context.Context, export string, s snapshot, startWait func(time.Duration), timeout *<-chan time.Time) (*instance, error) {
+	giveBack := func() {
+		t.mu.Lock()
+		t.live--
+		t.signalLocked()
+		t.mu.Unlock()
+	}
+	h := t.host
+	if h.maxLive > 0 {
+		startWait(s.limits.QueueTimeout)
+	}
+	if w := h.reserve(ctx, t, *timeout); w != nil {
+		giveBack()
+		if w.retry {
+			return nil, nil
+		}
+		if errors.Is(w.err, ErrClosed) {
+			return nil, t.callError(export, ErrClosed, "")
+		}
+		h.obs.Busy(t.id, w.reason)
+		t.mu.Lock()
+		hint := t.retryHintLocked()
+		t.mu.Unlock()
+		return nil, t.busyError(export, hint, fmt.Sprintf("the host's %d instances are all busy: %v", h.maxLive, w.err))
+	}
+	spare := true
+	in := s.module.takeSpare(s.limits.MemoryBytes)
+	if in == nil {
+		spare = false
+		var f *failure
+		if in, f = h.instantiate(ctx, s.module, s.limits); f != nil {
+			giveBack()
+			h.instancesGone(1)
+			return nil, t.failed(export, f)
+		}
+	}
+	in.gen = s.gen
+	t.mu.Lock()
+	t.created++
+	if spare {
+		t.fromSpare++
+	}
+	t.mu.Unlock()
+	h.obs.InstanceCreated(t.id, spare)
+	return in, nil
+}
+
+// retryHintLocked estimates when an instance is likely to free up: the
+// queue ahead of a new caller, served MaxInstances at a time, at the
+// tenant's recent average call duration. It is clamped to a range a client
+// can act on.
+func (t *Tenant) retryHintLocked() time.Duration {
+	avg := t.avgCall
+	if avg <= 0 {
+		avg = 100 * time.Millisecond
+	}
+	rounds := time.Duration(t.waiters/max(t.limits.MaxInstances, 1) + 1)
+	return min(max(avg*rounds, 100*time.Millisecond), max(t.limits.CallTimeout, time.Second))
+}
+
+func (t *Tenant) busyError(export string, hint time.Duration, detail string) *CallError {
+	e := t.callError(export, ErrBusy, detail)
+	e.RetryAfter = hint
+	return e
 }
 
 // holdsRemoved reports whether the instance has a catalog loaded that is no
@@ -360,12 +537,27 @@ func (in *instance) holdsRemoved(index map[string]string, catGen uint64) bool {
 	return false
 }
 
-func (t *Tenant) release(in *instance, keep bool) {
+func (t *Tenant) release(in *instance, keep bool, took time.Duration) {
+	in.lastUsed = t.host.tick.Add(1)
+	reason := DiscardFailure
 	t.mu.Lock()
+	// An exponential moving average (1/8 weight) follows load changes
+	// within a few calls without jumping on a single outlier.
+	if t.avgCall == 0 {
+		t.avgCall = took
+	} else {
+		t.avgCall += (took - t.avgCall) / 8
+	}
 	if keep && !t.closed && in.gen == t.gen {
 		t.idle = append(t.idle, in)
 		in = nil
 	} else {
+		switch {
+		case t.closed:
+			reason = DiscardClosed
+		case keep:
+			reason = DiscardReconfigure
+		}
 		t.live--
 		t.discarded++
 		t.host.discarded.Add(1)
@@ -373,7 +565,9 @@ func (t *Tenant) release(in *instance, keep bool) {
 	t.signalLocked()
 	t.mu.Unlock()
 	if in != nil {
-		in.close()
+		t.discard([]*instance{in}, reason)
+	} else {
+		t.host.idleAvailable()
 	}
 }
 
@@ -434,7 +628,9 @@ func decodeGuestError(b []byte) (*abi.Error, error) {
 // do runs one op: it checks the input size, takes an instance, brings its
 // catalogs up to date, writes head+body as the request and hands the
 // response (a view into guest memory, valid only during use) to use.
-func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use func([]byte) error) error {
+func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use func([]byte) error) (err error) {
+	start := time.Now()
+	defer func() { t.host.obs.CallDone(t.id, export, Result(err), time.Since(start)) }()
 	if err := ctx.Err(); err != nil {
 		kind := error(context.Canceled)
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -454,7 +650,8 @@ func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use f
 		return err
 	}
 	keep := true
-	defer func() { t.release(in, keep) }()
+	began := time.Now()
+	defer func() { t.release(in, keep, time.Since(began)) }()
 
 	if keep, err = t.syncCatalogs(ctx, in, s); err != nil {
 		return err
