@@ -33,11 +33,19 @@ func (r *recorder) CallDone(_, _, result string, _ time.Duration) {
 	r.calls[result]++
 	r.mu.Unlock()
 }
-func (r *recorder) InstanceCreated(_ string, spare bool) { r.mu.Lock(); r.created[spare]++; r.mu.Unlock() }
-func (r *recorder) InstanceDiscarded(_, reason string)  { r.mu.Lock(); r.discarded[reason]++; r.mu.Unlock() }
-func (r *recorder) InstanceEvicted(tenant string)       { r.mu.Lock(); r.evicted[tenant]++; r.mu.Unlock() }
-func (r *recorder) Waited(string, time.Duration, bool)  { r.mu.Lock(); r.waits++; r.mu.Unlock() }
-func (r *recorder) Busy(_, reason string)               { r.mu.Lock(); r.busy[reason]++; r.mu.Unlock() }
+func (r *recorder) InstanceCreated(_ string, spare bool) {
+	r.mu.Lock()
+	r.created[spare]++
+	r.mu.Unlock()
+}
+func (r *recorder) InstanceDiscarded(_, reason string) {
+	r.mu.Lock()
+	r.discarded[reason]++
+	r.mu.Unlock()
+}
+func (r *recorder) InstanceEvicted(tenant string)      { r.mu.Lock(); r.evicted[tenant]++; r.mu.Unlock() }
+func (r *recorder) Waited(string, time.Duration, bool) { r.mu.Lock(); r.waits++; r.mu.Unlock() }
+func (r *recorder) Busy(_, reason string)              { r.mu.Lock(); r.busy[reason]++; r.mu.Unlock() }
 
 func (r *recorder) get(f func(*recorder) int) int {
 	r.mu.Lock()
