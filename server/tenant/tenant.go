@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/plasmd/plasmd/runtime/sandbox"
 )
 
 // Anonymous is the tenant id used when auth is off.
@@ -25,13 +27,93 @@ const Anonymous = "anonymous"
 // ErrUnauthorized means the credential matches no tenant.
 var ErrUnauthorized = errors.New("unauthorized")
 
-// Limits override sandbox defaults for a tenant (zero = default).
+// Limits override sandbox limits for a tenant. A zero field inherits: a
+// tenant's limits fall back to the file's defaults, and those to the
+// server's (sandbox.DefaultLimits unless configured otherwise). Durations
+// are written like "2s" or "500ms".
 type Limits struct {
 	MemoryMiB      int           `yaml:"memory_mib" json:"memory_mib,omitempty"`
 	CallTimeout    time.Duration `yaml:"call_timeout" json:"call_timeout,omitempty"`
 	MaxInstances   int           `yaml:"max_instances" json:"max_instances,omitempty"`
+	MaxQueue       int           `yaml:"max_queue" json:"max_queue,omitempty"`
+	QueueTimeout   time.Duration `yaml:"queue_timeout" json:"queue_timeout,omitempty"`
 	MaxInputBytes  int           `yaml:"max_input_bytes" json:"max_input_bytes,omitempty"`
 	MaxOutputBytes int           `yaml:"max_output_bytes" json:"max_output_bytes,omitempty"`
+}
+
+// maxMemoryMiB is the most a wasm32 guest can address.
+const maxMemoryMiB = 4 << 10
+
+func (l Limits) validate() error {
+	switch {
+	case l.MemoryMiB < 0 || l.MemoryMiB > maxMemoryMiB:
+		return fmt.Errorf("memory_mib %d outside 0..%d", l.MemoryMiB, maxMemoryMiB)
+	case l.CallTimeout < 0:
+		return fmt.Errorf("call_timeout %v is negative", l.CallTimeout)
+	case l.MaxInstances < 0:
+		return fmt.Errorf("max_instances %d is negative", l.MaxInstances)
+	case l.MaxQueue < 0:
+		return fmt.Errorf("max_queue %d is negative", l.MaxQueue)
+	case l.QueueTimeout < 0:
+		return fmt.Errorf("queue_timeout %v is negative", l.QueueTimeout)
+	case l.MaxInputBytes < 0:
+		return fmt.Errorf("max_input_bytes %d is negative", l.MaxInputBytes)
+	case l.MaxOutputBytes < 0:
+		return fmt.Errorf("max_output_bytes %d is negative", l.MaxOutputBytes)
+	}
+	return nil
+}
+
+// Over returns l with its zero fields taken from base.
+func (l Limits) Over(base Limits) Limits {
+	pick := func(v, b int) int {
+		if v != 0 {
+			return v
+		}
+		return b
+	}
+	pickD := func(v, b time.Duration) time.Duration {
+		if v != 0 {
+			return v
+		}
+		return b
+	}
+	return Limits{
+		MemoryMiB:      pick(l.MemoryMiB, base.MemoryMiB),
+		CallTimeout:    pickD(l.CallTimeout, base.CallTimeout),
+		MaxInstances:   pick(l.MaxInstances, base.MaxInstances),
+		MaxQueue:       pick(l.MaxQueue, base.MaxQueue),
+		QueueTimeout:   pickD(l.QueueTimeout, base.QueueTimeout),
+		MaxInputBytes:  pick(l.MaxInputBytes, base.MaxInputBytes),
+		MaxOutputBytes: pick(l.MaxOutputBytes, base.MaxOutputBytes),
+	}
+}
+
+// Apply returns base (the server's sandbox limits) with l's non-zero
+// fields applied.
+func (l Limits) Apply(base sandbox.Limits) sandbox.Limits {
+	if l.MemoryMiB > 0 {
+		base.MemoryBytes = uint64(l.MemoryMiB) << 20
+	}
+	if l.CallTimeout > 0 {
+		base.CallTimeout = l.CallTimeout
+	}
+	if l.MaxInstances > 0 {
+		base.MaxInstances = l.MaxInstances
+	}
+	if l.MaxQueue > 0 {
+		base.MaxQueue = l.MaxQueue
+	}
+	if l.QueueTimeout > 0 {
+		base.QueueTimeout = l.QueueTimeout
+	}
+	if l.MaxInputBytes > 0 {
+		base.MaxInput = l.MaxInputBytes
+	}
+	if l.MaxOutputBytes > 0 {
+		base.MaxOutput = l.MaxOutputBytes
+	}
+	return base
 }
 
 // Tenant is one isolation domain.
@@ -43,7 +125,9 @@ type Tenant struct {
 	Catalogs []string `yaml:"catalogs"`
 	// Secrets resolve catalog auth env names; they never leave the host.
 	Secrets map[string]string `yaml:"secrets"`
-	Limits  Limits            `yaml:"limits"`
+	// Limits are the tenant's own, with the file's defaults already filled
+	// into zero fields by Parse.
+	Limits Limits `yaml:"limits"`
 }
 
 // Secret resolves a secret name: the tenant's secrets first, then (only for
@@ -65,11 +149,16 @@ func (t *Tenant) Allows(entryID string) bool {
 
 // Set is the configured tenants. A nil *Set means auth is off.
 type Set struct {
-	byID    map[string]*Tenant
-	byToken map[[32]byte]*Tenant
+	byID     map[string]*Tenant
+	byToken  map[[32]byte]*Tenant
+	defaults Limits
 }
 
 type file struct {
+	// Defaults apply to every tenant's zero limit fields.
+	Defaults struct {
+		Limits Limits `yaml:"limits"`
+	} `yaml:"defaults"`
 	Tenants []*Tenant `yaml:"tenants"`
 }
 
@@ -94,7 +183,10 @@ func Parse(b []byte) (*Set, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
-	s := &Set{byID: map[string]*Tenant{}, byToken: map[[32]byte]*Tenant{}}
+	if err := f.Defaults.Limits.validate(); err != nil {
+		return nil, fmt.Errorf("defaults.limits: %w", err)
+	}
+	s := &Set{byID: map[string]*Tenant{}, byToken: map[[32]byte]*Tenant{}, defaults: f.Defaults.Limits}
 	for i, t := range f.Tenants {
 		if t == nil || t.ID == "" {
 			return nil, fmt.Errorf("tenants[%d]: id is required", i)
@@ -105,6 +197,11 @@ func Parse(b []byte) (*Set, error) {
 		if _, dup := s.byID[t.ID]; dup {
 			return nil, fmt.Errorf("tenants[%d]: duplicate id %q", i, t.ID)
 		}
+		if err := t.Limits.validate(); err != nil {
+			return nil, fmt.Errorf("tenant %s: limits: %w", t.ID, err)
+		}
+		// Resolved once here, so every user of t.Limits sees the defaults.
+		t.Limits = t.Limits.Over(f.Defaults.Limits)
 		if len(t.TokenSHA256) == 0 {
 			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest", t.ID)
 		}
@@ -144,6 +241,15 @@ func (s *Set) Authenticate(token string) (*Tenant, error) {
 		}
 	}
 	return nil, ErrUnauthorized
+}
+
+// Defaults returns the file's default limits (zero on a nil Set); they
+// are already folded into every tenant's Limits.
+func (s *Set) Defaults() Limits {
+	if s == nil {
+		return Limits{}
+	}
+	return s.defaults
 }
 
 // Get returns a tenant by id.
