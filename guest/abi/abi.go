@@ -26,9 +26,15 @@
 // # Encodings
 //
 // Requests and responses are JSON, except that ops carrying an opaque payload
-// (OpDecode, vendor hooks) use a frame: a little-endian u32 header length, the
-// JSON header, then the raw payload bytes, so large response bodies are never
-// escaped or copied into JSON strings.
+// (ExportDecode, ExportPlan, vendor hooks) use a frame: a little-endian u32
+// header length, the JSON header, then the raw payload bytes, so large
+// response bodies are never escaped or copied into JSON strings.
+//
+// ExportPlan's payload is the session's symbol map as JSON and its header
+// names the map's digest. The engine keeps decoded maps by digest, so a
+// session's map is decoded once per instance, not once per program: guest
+// code pays for every loop iteration under wazero's deadline checks (see
+// docs/decisions.md), and the map is the largest part of a plan request.
 package abi
 
 import (
@@ -51,7 +57,7 @@ const (
 const (
 	ExportPing        = "plasm_ping"         // raw bytes in, same bytes out
 	ExportLoadCatalog = "plasm_load_catalog" // LoadCatalogRequest → LoadCatalogResponse
-	ExportPlan        = "plasm_plan"         // PlanRequest → plan.Plan
+	ExportPlan        = "plasm_plan"         // frame(PlanRequest, symbol map JSON) → plan.Plan
 	ExportCompile     = "plasm_compile"      // CompileRequest → CompiledRequest
 	ExportDecode      = "plasm_decode"       // frame(DecodeRequest, body) → DecodeResponse
 )

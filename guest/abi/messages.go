@@ -22,6 +22,9 @@ type PlanRequest struct {
 	// Symbols is the session's symbol map; programs may use its symbols and
 	// always wire names. Nil means wire names only.
 	Symbols *symbol.Map `json:"symbols,omitempty"`
+	// SymbolsDigest names the symbol map carried in the ExportPlan frame's
+	// payload (hex sha256 prefix of its JSON). Set by the host.
+	SymbolsDigest string `json:"symbols_digest,omitempty"`
 	// Entries are the catalogs the program may use (already loaded), in the
 	// session's order; a bare entity name resolves in the first entry that has
 	// it when it is unambiguous.

@@ -15,16 +15,47 @@ import (
 	"github.com/plasmd/plasmd/guest/cml"
 	"github.com/plasmd/plasmd/guest/decode"
 	"github.com/plasmd/plasmd/guest/lang"
+	"github.com/plasmd/plasmd/guest/symbol"
 )
 
-// Engine holds one instance's state: the catalogs loaded into it.
+// Engine holds one instance's state: the catalogs loaded into it and the
+// symbol maps it has decoded.
 type Engine struct {
 	catalogs map[string]*catalog.Catalog
-	out      []byte // reused output buffer
+	symbols  map[string]*symbol.Map // by digest; see abi.PlanRequest.SymbolsDigest
+	out      []byte                 // reused output buffer
 }
 
+// maxSymbolMaps bounds the decoded maps an instance keeps: enough for the
+// sessions one tenant works in at once, small next to its catalogs.
+const maxSymbolMaps = 32
+
 // New returns an empty engine.
-func New() *Engine { return &Engine{catalogs: map[string]*catalog.Catalog{}} }
+func New() *Engine {
+	return &Engine{catalogs: map[string]*catalog.Catalog{}, symbols: map[string]*symbol.Map{}}
+}
+
+// symbolMap returns the map in payload, decoding it only when digest is
+// new to this instance. An empty payload means no symbols (wire names only).
+func (e *Engine) symbolMap(digest string, payload []byte) (*symbol.Map, error) {
+	if len(payload) == 0 {
+		return nil, nil
+	}
+	if m, ok := e.symbols[digest]; ok && digest != "" {
+		return m, nil
+	}
+	m := &symbol.Map{}
+	if err := json.Unmarshal(payload, m); err != nil {
+		return nil, fmt.Errorf("symbol map: %w", err)
+	}
+	if digest != "" {
+		if len(e.symbols) >= maxSymbolMaps {
+			clear(e.symbols)
+		}
+		e.symbols[digest] = m
+	}
+	return m, nil
+}
 
 // Handle runs the op named by export on in and returns the output envelope.
 // The returned slice is reused by the next call. Handle never panics: a
@@ -48,8 +79,15 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		e.catalogs[req.Catalog.EntryID] = req.Catalog
 		return e.ok(abi.LoadCatalogResponse{EntryID: req.Catalog.EntryID, Digest: req.Catalog.Digest})
 	case abi.ExportPlan:
+		header, payload, err := abi.SplitFrame(in)
+		if err != nil {
+			return e.fail(badRequest(export, err))
+		}
 		var req abi.PlanRequest
-		if err := json.Unmarshal(in, &req); err != nil {
+		if err := json.Unmarshal(header, &req); err != nil {
+			return e.fail(badRequest(export, err))
+		}
+		if req.Symbols, err = e.symbolMap(req.SymbolsDigest, payload); err != nil {
 			return e.fail(badRequest(export, err))
 		}
 		p, aerr := lang.Plan(&req, e.catalogs)

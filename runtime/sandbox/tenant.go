@@ -701,8 +701,23 @@ func (t *Tenant) Ping(ctx context.Context, msg []byte) ([]byte, error) {
 
 // Plan parses, checks and plans a program.
 func (t *Tenant) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, error) {
+	head := *req
+	head.Symbols = nil
+	var symbols []byte
+	if req.Symbols != nil {
+		var err error
+		if symbols, err = json.Marshal(req.Symbols); err != nil {
+			return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode symbol map: " + err.Error()}
+		}
+		sum := sha256.Sum256(symbols)
+		head.SymbolsDigest = hex.EncodeToString(sum[:16])
+	}
+	frame, err := abi.AppendFrame(nil, &head, nil)
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
+	}
 	var p plan.Plan
-	if err := t.jsonCall(ctx, abi.ExportPlan, req, &p); err != nil {
+	if err := t.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return json.Unmarshal(b, &p) }); err != nil {
 		return nil, err
 	}
 	return &p, nil

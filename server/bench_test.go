@@ -1,0 +1,130 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/guest/lang"
+	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/runtime/enginewasm"
+	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/server"
+	"github.com/plasmd/plasmd/server/teaching"
+)
+
+// benchProgram is the 3-line program both plan benchmarks use: a bound
+// query, a relation hop over it, and two projected roots.
+const benchProgram = `a = Issue{status="open"}.limit(5)
+b = a.comments[id,body]
+b, a[id,title]`
+
+// planRequest builds the request a session would send: the program plus
+// the symbol map taught for tracker:Issue.
+func planRequest(b *testing.B) (*abi.PlanRequest, []*catalog.Catalog) {
+	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	byID := map[string]*catalog.Catalog{}
+	for _, c := range cats {
+		byID[c.EntryID] = c
+	}
+	var m symbol.Map
+	w, err := teaching.Expose(&m, teaching.Exposure{}, teaching.Request{Catalogs: byID, Seeds: []teaching.Seed{{EntryID: "tracker", Entity: "Issue"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &abi.PlanRequest{Program: benchProgram, Symbols: &m, Entries: w.Exposure.Entries()}, cats
+}
+
+// BenchmarkPlanNative plans benchProgram by calling the planner directly.
+func BenchmarkPlanNative(b *testing.B) {
+	req, cats := planRequest(b)
+	byID := map[string]*catalog.Catalog{}
+	for _, c := range cats {
+		byID[c.EntryID] = c
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := lang.Plan(req, byID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanSandboxed plans the same program through a warm tenant
+// sandbox: request encoding, the Wasm call, and plan decoding included.
+func BenchmarkPlanSandboxed(b *testing.B) {
+	req, cats := planRequest(b)
+	ctx := context.Background()
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer host.Close(ctx)
+	mod, err := host.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tn := host.Tenant("bench", sandbox.TenantSpec{Module: mod, Catalogs: cats, Limits: sandbox.DefaultLimits()})
+	if _, err := tn.Plan(ctx, req); err != nil { // warm: instance created, catalogs loaded
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tn.Plan(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunGet is an HTTP run of a get through plasmd (plan in the
+// sandbox, request compiled and response decoded in the sandbox, egress,
+// Markdown rendering). BenchmarkDirectGet is the same read sent straight to
+// the demo backend: the ratio is plasmd's cost over the API call itself.
+func BenchmarkRunGet(b *testing.B) {
+	f := newFixture(b, server.Config{})
+	path := f.open(b, "tracker", "Issue")
+	client := &http.Client{}
+	url := f.srv.URL + path
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := client.Post(url, "text/plain", strings.NewReader(`Issue("iss-1")`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+func BenchmarkDirectGet(b *testing.B) {
+	f := newFixture(b, server.Config{})
+	client := &http.Client{}
+	req, err := http.NewRequest("GET", f.backend.URL()+"/tracker/api/issues/iss-1", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.backend.Backend().TrackerToken())
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
