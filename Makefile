@@ -8,7 +8,11 @@ ENGINE_PKG   := ./guest/cmd/engine
 # sources and the toolchain, so check-engine can compare bytes.
 WASM_BUILD   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: engine check-engine build test bench lint
+# Vendor modules committed beside demo catalogs: catalog dir → source package.
+LEDGER_DIR   := demo/catalogs/ledger
+LEDGER_PKG   := ./guest/examples/signer
+
+.PHONY: engine check-engine modules check-modules build run test bench lint
 
 engine:
 	$(WASM_BUILD) -o $(ENGINE_WASM) $(ENGINE_PKG)
@@ -22,11 +26,42 @@ check-engine:
 		exit 1; \
 	fi
 
+# modules rebuilds the demo vendor module and re-pins its sha256 in the
+# catalog's domain.yaml.
+modules:
+	$(WASM_BUILD) -o $(LEDGER_DIR)/module.wasm $(LEDGER_PKG)
+	@sum=$$(sha256sum $(LEDGER_DIR)/module.wasm | cut -d' ' -f1) && \
+	sed -i.bak -E "s/^(  sha256: )[0-9a-f]{64}$$/\1$$sum/" $(LEDGER_DIR)/domain.yaml && \
+	rm -f $(LEDGER_DIR)/domain.yaml.bak && echo "pinned $$sum in $(LEDGER_DIR)/domain.yaml"
+
+# check-modules fails when a committed module.wasm is not what its sources
+# build to, or when domain.yaml pins other bytes.
+check-modules:
+	@tmp=$$(mktemp "$${TMPDIR:-/tmp}/module.XXXXXX.wasm") || exit 1; \
+	trap 'rm -f "$$tmp"' EXIT; \
+	$(WASM_BUILD) -o "$$tmp" $(LEDGER_PKG) || exit 1; \
+	if ! cmp -s "$$tmp" $(LEDGER_DIR)/module.wasm; then \
+		echo "$(LEDGER_DIR)/module.wasm is stale: run make modules" >&2; \
+		exit 1; \
+	fi; \
+	sum=$$(sha256sum $(LEDGER_DIR)/module.wasm | cut -d' ' -f1); \
+	if ! grep -qE "^  sha256: $$sum$$" $(LEDGER_DIR)/domain.yaml; then \
+		echo "$(LEDGER_DIR)/domain.yaml does not pin module.wasm ($$sum): run make modules" >&2; \
+		exit 1; \
+	fi
+
 build:
 	$(GO) build -o bin/plasmd ./cmd/plasmd
 
-test: check-engine
-	$(GO) test -race ./...
+# run serves the embedded demo (tracker REST, kanban GraphQL, ledger with a
+# vendor module) on 127.0.0.1:8787: HTTP /execute and MCP at /mcp.
+run: build
+	./bin/plasmd serve --demo $(ARGS)
+
+# test is what CI runs: formatting and vet, committed Wasm up to date, then
+# every test with the race detector.
+test: lint check-engine check-modules
+	$(GO) test -race -timeout 20m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -36,3 +71,10 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt -l reports:" >&2; echo "$$out" >&2; exit 1; fi
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/...
+
+# bench-extism compares call overhead with Extism's Go SDK. It lives in its
+# own module (bench/) so the main module never depends on Extism, which also
+# keeps it out of `make test` and `make bench` (./... stops at bench/go.mod).
+.PHONY: bench-extism
+bench-extism:
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem

@@ -26,6 +26,9 @@ type Options struct {
 	// TrackerToken is the bearer token the tracker API accepts; "" means
 	// DefaultTrackerToken.
 	TrackerToken string
+	// LedgerSigningKey is the key ledger request signatures must be made
+	// with; "" means DefaultLedgerSigningKey.
+	LedgerSigningKey string
 	// Now stamps rows written through the APIs; nil means time.Now. Seeded
 	// rows never depend on it.
 	Now func() time.Time
@@ -37,6 +40,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TrackerToken == "" {
 		o.TrackerToken = DefaultTrackerToken
+	}
+	if o.LedgerSigningKey == "" {
+		o.LedgerSigningKey = DefaultLedgerSigningKey
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -52,6 +58,7 @@ type Backend struct {
 	now     func() time.Time
 	tracker *trackerStore
 	kanban  *kanbanStore
+	ledger  *ledgerStore
 	schema  graphql.Schema
 }
 
@@ -64,6 +71,7 @@ func NewBackend(opts Options) *Backend {
 		now:     opts.Now,
 		tracker: seedTracker(opts.Seed),
 		kanban:  seedKanban(opts.Seed),
+		ledger:  seedLedger(opts.Seed),
 	}
 	schema, err := newKanbanSchema(b.kanban, b.now)
 	if err != nil {
@@ -81,11 +89,12 @@ func (b *Backend) TrackerToken() string { return b.opts.TrackerToken }
 // Secrets maps the secret names the demo catalogs read to their values, for
 // handing to the tenant that uses the demo.
 func (b *Backend) Secrets() map[string]string {
-	return map[string]string{TrackerTokenEnv: b.opts.TrackerToken}
+	return map[string]string{TrackerTokenEnv: b.opts.TrackerToken, LedgerSigningKeyEnv: b.opts.LedgerSigningKey}
 }
 
-// ServeHTTP routes /healthz, the tracker REST API under TrackerPrefix and the
-// kanban GraphQL endpoint at KanbanPath. Every response, errors included, is JSON.
+// ServeHTTP routes /healthz, the tracker REST API under TrackerPrefix, the
+// kanban GraphQL endpoint at KanbanPath and the signed ledger API under
+// LedgerPrefix. Every response, errors included, is JSON.
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
@@ -99,6 +108,8 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.serveTracker(w, r, strings.TrimPrefix(path, TrackerPrefix))
 	case path == KanbanPath:
 		b.serveKanban(w, r)
+	case path == LedgerPrefix || strings.HasPrefix(path, LedgerPrefix+"/"):
+		b.serveLedger(w, r, strings.TrimPrefix(path, LedgerPrefix))
 	default:
 		writeError(w, errorf(http.StatusNotFound, "no such endpoint: %s", path))
 	}

@@ -16,6 +16,7 @@ var Catalogs embed.FS
 const (
 	TrackerEntryID = "tracker"
 	KanbanEntryID  = "kanban"
+	LedgerEntryID  = "ledger"
 )
 
 // PlaceholderOrigin is the origin every demo catalog's http_backend uses.

@@ -48,6 +48,9 @@ type Config struct {
 	// AnonymousSecrets are secrets of the anonymous tenant (e.g. the demo's).
 	AnonymousSecrets map[string]string
 	Logger           *slog.Logger
+	// Modules holds module.wasm by entry id for catalogs that declare a
+	// vendor module (catalogdir.ReadModules); see vendor.go.
+	Modules map[string][]byte
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -91,6 +94,11 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		return nil, fmt.Errorf("engine module: %w", err)
 	}
 	eg := egress.New(cfg.Egress)
+	kept, vend := loadVendors(ctx, cfg.Logger, host, eg, catalogs, cfg.Modules)
+	if len(kept) != len(catalogs) {
+		// A subset of a valid registry is valid.
+		reg, _ = NewRegistry(kept)
+	}
 	store := session.NewMemory(cfg.SessionIdleTTL)
 	a := &App{
 		cfg:       cfg,
@@ -107,6 +115,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 			store:     store,
 			limits:    cfg.Limits,
 			sandboxes: map[string]*sandbox.Tenant{},
+			vendors:   vend,
 			locks:     map[string]*sync.Mutex{},
 		},
 	}

@@ -117,6 +117,7 @@ func (a *App) health(c echo.Context) error {
 		"catalogs": len(a.svc.registry.IDs()),
 		"engine":   a.svc.engine.Digest,
 		"store":    "memory",
+		"refused":  a.svc.vendors.Refused(),
 	})
 }
 

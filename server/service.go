@@ -36,6 +36,7 @@ type Service struct {
 	exec     *executor.Executor
 	store    session.Store
 	limits   sandbox.Limits
+	vendors  *vendors
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Tenant
@@ -243,10 +244,12 @@ func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, progra
 		return nil, err
 	}
 	sb := s.sandboxFor(t)
+	origins := s.registry.Origins(sc.Execute.Entries)
 	env := &executor.Env{
 		Engine:  sb,
 		Secrets: t,
-		Origins: s.registry.Origins(sc.Execute.Entries),
+		Origins: origins,
+		Hooks:   s.vendors.hooks(t, tenantLimits(s.limits, t.Limits), sc.Execute.Entries, origins),
 		ResolvePage: func(handle string) (*executor.Continuation, error) {
 			return s.resolvePage(ctx, t, sc, handle)
 		},

@@ -36,6 +36,7 @@ Usage:
   plasmd serve   [flags]        serve HTTP (/execute, /v1/…) and MCP (/mcp)
   plasmd stdio   [flags]        serve MCP over stdin/stdout
   plasmd catalog check PATH…    validate catalog directories or .cgs.yaml files
+  plasmd module check FILE.wasm inspect a vendor module: exports, ABI version, sha256, problems
   plasmd version
 
 Run "plasmd serve -h" for flags.
@@ -61,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return checkCatalogs(args[2:], stdout, stderr)
+	case "module":
+		return moduleCommand(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "plasmd", server.Version)
 		return 0
@@ -106,6 +109,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 	var cats []*catalog.Catalog
 	cleanup := func() {}
 	secrets := map[string]string{}
+	modules := map[string][]byte{}
 	if c.demo {
 		srv, err := demo.Start(ctx, demo.Options{})
 		if err != nil {
@@ -114,6 +118,10 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		cleanup = func() { _ = srv.Close() }
 		dc, err := demo.LoadCatalogs(srv.URL())
 		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		if err := addModules(modules, demo.Catalogs, "catalogs", dc); err != nil {
 			cleanup()
 			return nil, nil, err
 		}
@@ -126,6 +134,10 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 	for _, dir := range c.catalogs {
 		loaded, err := loadCatalogs(dir)
 		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		if err := addDirModules(modules, dir, loaded); err != nil {
 			cleanup()
 			return nil, nil, err
 		}
@@ -145,7 +157,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 	}
 	app, err := server.New(ctx, server.Config{
 		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
-		AnonymousSecrets: secrets, Logger: log,
+		AnonymousSecrets: secrets, Logger: log, Modules: modules,
 	}, cats)
 	if err != nil {
 		cleanup()

@@ -51,6 +51,8 @@ type Env struct {
 	Origins map[string][]egress.Origin
 	// ResolvePage returns the continuation behind a handle (for page(...)).
 	ResolvePage func(handle string) (*Continuation, error)
+	// Hooks maps entry_id to its catalog's vendor-module hooks (see Hooks).
+	Hooks map[string]*Hooks
 }
 
 // Limits bound one run.
@@ -551,9 +553,22 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		return nil, nil, ctx.Err()
 	}
 	defer func() { <-r.sem }()
-	creq, err := r.env.Engine.Compile(ctx, &abi.CompileRequest{EntryID: entry, Capability: capability, Vars: vars, Page: page})
+	hooks := r.env.Hooks[entry]
+	creqIn := &abi.CompileRequest{EntryID: entry, Capability: capability, Vars: vars, Page: page}
+	var dec *abi.DecodeResponse
+	var creq *abi.CompiledRequest
+	var err error
+	if hooks.invokes(capability) {
+		dec, err = r.invoke(ctx, hooks, creqIn, step)
+		if err != nil {
+			return nil, nil, err
+		}
+		creq = &abi.CompiledRequest{Page: page}
+		return r.checkDecoded(capability, dec, creq)
+	}
+	creq, err = r.compile(ctx, hooks, creqIn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compile %s: %w", capability, err)
+		return nil, nil, err
 	}
 	resp, err := r.x.sender.Do(ctx, creq, r.env.Origins[entry], r.env.Secrets)
 	if err != nil {
@@ -566,7 +581,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 	if l := resp.Headers.Get("Link"); l != "" {
 		hdr["Link"] = l
 	}
-	dec, err := r.env.Engine.Decode(ctx, &abi.DecodeRequest{
+	dec, err = r.decoder(hooks)(ctx, &abi.DecodeRequest{
 		EntryID: entry, Capability: capability, Status: resp.Status, Headers: hdr, Relation: relation, Page: creq.Page,
 	}, resp.Body)
 	if err != nil {
@@ -576,6 +591,11 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		}
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
 	}
+	return r.checkDecoded(capability, dec, creq)
+}
+
+// checkDecoded refuses a decoded result the later steps cannot index.
+func (r *run) checkDecoded(capability string, dec *abi.DecodeResponse, creq *abi.CompiledRequest) (*abi.DecodeResponse, *abi.CompiledRequest, error) {
 	if dec == nil {
 		return nil, nil, fmt.Errorf("decode %s: no result", capability)
 	}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/runtime/sandbox"
+)
+
+// moduleCommand runs `plasmd module check FILE.wasm…`.
+func moduleCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 2 || args[0] != "check" {
+		fmt.Fprintln(stderr, "usage: plasmd module check FILE.wasm…")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	host, err := sandbox.New(ctx, sandbox.Config{})
+	if err != nil {
+		fmt.Fprintln(stderr, "plasmd:", err)
+		return 1
+	}
+	defer host.Close(context.Background())
+	failed := false
+	for _, p := range args[1:] {
+		if !checkModule(ctx, host, p, stdout, stderr) {
+			failed = true
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func checkModule(ctx context.Context, host *sandbox.Host, path string, stdout, stderr io.Writer) bool {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "plasmd:", err)
+		return false
+	}
+	ins, err := host.Inspect(ctx, wasm)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return false
+	}
+	fmt.Fprintf(stdout, "%s\n  sha256: %s\n", path, ins.Digest)
+	if ins.HasABIVersion {
+		fmt.Fprintf(stdout, "  abi version: %d (host speaks %d)\n", ins.ABIVersion, abi.Version)
+	} else {
+		fmt.Fprintf(stdout, "  abi version: unknown (host speaks %d)\n", abi.Version)
+	}
+	fmt.Fprintf(stdout, "  hooks: %v\n  exports:\n", ins.Hooks)
+	for _, e := range ins.Exports {
+		fmt.Fprintf(stdout, "    %s %s\n", e.Name, e.Signature)
+	}
+	fmt.Fprintln(stdout, "  imports:")
+	for _, e := range ins.Imports {
+		fmt.Fprintf(stdout, "    %s %s\n", e.Name, e.Signature)
+	}
+	if len(ins.Problems) == 0 {
+		fmt.Fprintln(stdout, "  ok")
+		return true
+	}
+	fmt.Fprintln(stdout, "  problems:")
+	for _, p := range ins.Problems {
+		fmt.Fprintf(stdout, "    - %s\n", p)
+	}
+	return false
+}
+
+// addModules reads the module.wasm of every catalog in cats that declares
+// one from fsys (root holds one directory per entry id) into into.
+func addModules(into map[string][]byte, fsys fs.FS, root string, cats []*catalog.Catalog) error {
+	m, err := catalogdir.ReadModules(fsys, root, cats)
+	if err != nil {
+		return err
+	}
+	for k, v := range m {
+		into[k] = v
+	}
+	return nil
+}
+
+// addDirModules is addModules for a --catalogs path: one catalog directory
+// or a directory of them (a .cgs.yaml file cannot carry a module).
+func addDirModules(into map[string][]byte, path string, cats []*catalog.Catalog) error {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	if fileExists(filepath.Join(path, catalogdir.DomainFile)) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("--catalogs: %w", err)
+		}
+		return addModules(into, os.DirFS(filepath.Dir(abs)), ".", cats)
+	}
+	return addModules(into, os.DirFS(path), ".", cats)
+}
