@@ -141,12 +141,19 @@ func Parse(tok string) (Kind, int) {
 	default:
 		return KindNone, 0
 	}
+	// Digits only, no leading zero: strconv.Atoi alone would also take a
+	// sign ("e+5"), and a symbol must have exactly one spelling so that
+	// Name(Parse(tok)) == tok.
 	if tok[1] == '0' {
 		return KindNone, 0
 	}
-	n, err := strconv.Atoi(tok[1:])
-	if err != nil || n <= 0 {
-		return KindNone, 0
+	n := 0
+	for i := 1; i < len(tok); i++ {
+		c := tok[i]
+		if c < '0' || c > '9' {
+			return KindNone, 0
+		}
+		n = n*10 + int(c-'0')
 	}
 	return k, n
 }
