@@ -139,5 +139,7 @@ func SplitFrame(b []byte) (header, payload []byte, err error) {
 	if uint64(n) > uint64(len(b)-4) {
 		return nil, nil, ErrFrame
 	}
-	return b[4 : 4+n], b[4+n:], nil
+	// The header's capacity ends where the payload starts, so a caller that
+	// appends to the header cannot overwrite the payload it shares memory with.
+	return b[4 : 4+n : 4+n], b[4+n:], nil
 }
