@@ -58,6 +58,14 @@ func (h *Host) topUp(m *Module) {
 			return
 		}
 		in, f := h.instantiate(h.bgCtx, m, lim)
+		if f == nil {
+			// Growing the input buffer now (tenant-neutral: plasm_alloc
+			// only) takes the first memory.grow and its copy off the
+			// request path.
+			if f = in.grow(h.bgCtx, minInputBuffer); f != nil {
+				in.close()
+			}
+		}
 		if f != nil {
 			// A module that instantiated at registration should again; if
 			// it does not (memory pressure, Close), calls fall back to

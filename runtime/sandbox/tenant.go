@@ -348,27 +348,13 @@ func (t *Tenant) callError(export string, kind error, detail string) *CallError 
 // a slot under its global cap), and otherwise a place in the tenant's wait
 // queue, bounded in length by MaxQueue and in time by QueueTimeout.
 func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapshot, error) {
-	var (
-		waitStart time.Time
-		timer     *time.Timer
-		timeout   <-chan time.Time
-	)
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	// startWait arms the queue timeout on the first wait of this call.
-	startWait := func(d time.Duration) {
-		if timer == nil {
-			waitStart = time.Now()
-			timer = time.NewTimer(d)
-			timeout = timer.C
-		}
-	}
+	// A plain struct rather than closures keeps the warm path (no
+	// waiting) free of heap allocations.
+	var w waitState
+	defer w.stop()
 	waited := func(got bool) {
-		if !waitStart.IsZero() {
-			t.host.obs.Waited(t.id, time.Since(waitStart), got)
+		if !w.start.IsZero() {
+			t.host.obs.Waited(t.id, time.Since(w.start), got)
 		}
 	}
 	for {
@@ -409,7 +395,7 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 			t.mu.Unlock()
 			t.discard(stale, DiscardReconfigure)
 			t.discard(removed, DiscardCatalog)
-			in, err := t.newInstance(ctx, export, s, startWait, &timeout)
+			in, err := t.newInstance(ctx, export, s, &w)
 			if in == nil && err == nil {
 				continue // an idle instance of our own turned up
 			}
@@ -431,12 +417,12 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 		t.mu.Unlock()
 		t.discard(stale, DiscardReconfigure)
 		t.discard(removed, DiscardCatalog)
-		startWait(s.limits.QueueTimeout)
+		w.arm(s.limits.QueueTimeout)
 
 		var reason, detail string
 		select {
 		case <-wait:
-		case <-timeout:
+		case <-w.timeout:
 			reason, detail = BusyQueueTimeout, fmt.Sprintf("all %d instances stayed busy for %v", s.limits.MaxInstances, s.limits.QueueTimeout)
 		case <-ctx.Done():
 			reason, detail = BusyCanceled, fmt.Sprintf("all %d instances stayed busy: %v", s.limits.MaxInstances, ctx.Err())
@@ -457,7 +443,7 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 // counts it): a global slot first, then a spare or a fresh instance. It
 // returns neither instance nor error when, while it waited for a global
 // slot, one of the tenant's own instances became idle.
-func (t *Tenant) newInstance(ctx context.Context, export string, s snapshot, startWait func(time.Duration), timeout *<-chan time.Time) (*instance, error) {
+func (t *Tenant) newInstance(ctx context.Context, export string, s snapshot, w *waitState) (*instance, error) {
 	giveBack := func() {
 		t.mu.Lock()
 		t.live--
@@ -466,21 +452,21 @@ func (t *Tenant) newInstance(ctx context.Context, export string, s snapshot, sta
 	}
 	h := t.host
 	if h.maxLive > 0 {
-		startWait(s.limits.QueueTimeout)
+		w.arm(s.limits.QueueTimeout)
 	}
-	if w := h.reserve(ctx, t, *timeout); w != nil {
+	if cw := h.reserve(ctx, t, w.timeout); cw != nil {
 		giveBack()
-		if w.retry {
+		if cw.retry {
 			return nil, nil
 		}
-		if errors.Is(w.err, ErrClosed) {
+		if errors.Is(cw.err, ErrClosed) {
 			return nil, t.callError(export, ErrClosed, "")
 		}
-		h.obs.Busy(t.id, w.reason)
+		h.obs.Busy(t.id, cw.reason)
 		t.mu.Lock()
 		hint := t.retryHintLocked()
 		t.mu.Unlock()
-		return nil, t.busyError(export, hint, fmt.Sprintf("the host's %d instances are all busy: %v", h.maxLive, w.err))
+		return nil, t.busyError(export, hint, fmt.Sprintf("the host's %d instances are all busy: %v", h.maxLive, cw.err))
 	}
 	spare := true
 	in := s.module.takeSpare(s.limits.MemoryBytes)
@@ -502,6 +488,29 @@ func (t *Tenant) newInstance(ctx context.Context, export string, s snapshot, sta
 	t.mu.Unlock()
 	h.obs.InstanceCreated(t.id, spare)
 	return in, nil
+}
+
+// waitState is one call's wait for an instance: when it began and the
+// queue timeout, armed on the first wait and shared by the tenant queue and
+// the global cap so their waits add up to at most QueueTimeout.
+type waitState struct {
+	start   time.Time
+	timer   *time.Timer
+	timeout <-chan time.Time
+}
+
+func (w *waitState) arm(d time.Duration) {
+	if w.timer == nil {
+		w.start = time.Now()
+		w.timer = time.NewTimer(d)
+		w.timeout = w.timer.C
+	}
+}
+
+func (w *waitState) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // retryHintLocked estimates when an instance is likely to free up: the
