@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/runtime/executor"
@@ -43,11 +44,18 @@ func Markdown(roots []Root) string {
 		if n > PreviewRows {
 			show.Rows = show.Rows[:PreviewRows]
 		}
-		b.WriteString("```tsv\n")
-		writeTSV(&b, show)
-		b.WriteString("```\n")
+		var body strings.Builder
+		writeTSV(&body, show)
+		fence := fenceFor(body.String())
+		b.WriteString(fence + "tsv\n")
+		b.WriteString(body.String())
+		b.WriteString(fence + "\n")
 		if n > PreviewRows {
-			fmt.Fprintf(&b, "_Showing %d of %d rows. Full result: %s_\n", PreviewRows, n, r.ArtifactURI)
+			if r.ArtifactURI != "" {
+				fmt.Fprintf(&b, "_Showing %d of %d rows. Full result: %s_\n", PreviewRows, n, r.ArtifactURI)
+			} else {
+				fmt.Fprintf(&b, "_Showing %d of %d rows._\n", PreviewRows, n)
+			}
 		}
 		if r.PageHandle != "" {
 			fmt.Fprintf(&b, "_More rows: `page(%s)`_\n", r.PageHandle)
@@ -130,10 +138,34 @@ func NDJSON(roots []Root) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// fenceFor returns a backtick fence longer than any backtick run in body:
+// a cell that starts a row with ``` would otherwise close the block early
+// and turn the rest of the table into Markdown.
+func fenceFor(body string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(body); i++ {
+		if body[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// maxLabel bounds a heading so a long program line cannot flood the output.
+const maxLabel = 120
+
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	if len(s) > maxLabel {
+		// Cut on a rune boundary so the heading stays valid UTF-8.
+		cut := maxLabel - 3
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return s
 }
