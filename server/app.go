@@ -37,6 +37,12 @@ type Config struct {
 	MaxBody string
 	// SessionIdleTTL expires execute sessions unused for this long.
 	SessionIdleTTL time.Duration
+	// SessionStore holds session state; nil means an in-memory store with
+	// SessionIdleTTL (a shared store carries its own TTL).
+	SessionStore session.Store
+	// Clock, if set, is the in-memory session store's clock (tests of idle
+	// expiry); ignored when SessionStore is set.
+	Clock func() time.Time
 	// CacheDir persists compiled modules across restarts ("" = memory only).
 	CacheDir string
 	// Limits are the default sandbox limits per tenant.
@@ -99,7 +105,14 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		// A subset of a valid registry is valid.
 		reg, _ = NewRegistry(kept)
 	}
-	store := session.NewMemory(cfg.SessionIdleTTL)
+	mem := session.NewMemory(cfg.SessionIdleTTL)
+	if cfg.Clock != nil {
+		mem.SetClock(cfg.Clock)
+	}
+	var store session.Store = mem
+	if cfg.SessionStore != nil {
+		store = cfg.SessionStore
+	}
 	a := &App{
 		cfg:       cfg,
 		log:       cfg.Logger,

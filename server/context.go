@@ -181,11 +181,12 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed,
 	}
 	prompt := "```tsv\n" + text.String() + "```\n"
 	sum := sha256.Sum256([]byte(prompt))
-	now := time.Now().UTC()
+	// LastUsed stays zero: the store stamps it with its own clock, the one
+	// its idle TTL is measured by.
 	ex := session.Execute{
 		Tenant: t.ID, PromptHash: hex.EncodeToString(sum[:8]), ID: uuid.NewString(), LogicalID: logicalID,
 		ReuseKey: key, Entries: exp.Entries(), Digests: digests(cats, exp.Entries()),
-		Symbols: m, Exposure: exp, Prompt: prompt, DomainRevision: 1, Created: now, LastUsed: now,
+		Symbols: m, Exposure: exp, Prompt: prompt, DomainRevision: 1, Created: time.Now().UTC(),
 	}
 	if err := s.store.PutExecute(ctx, ex); err != nil {
 		return nil, err
