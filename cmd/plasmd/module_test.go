@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestModuleCheck(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not in PATH")
+	}
+	dir := t.TempDir()
+	build := func(name string) string {
+		out := filepath.Join(dir, name+".wasm")
+		cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", out, "../../runtime/sandbox/testdata/guests/"+name)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, msg)
+		}
+		return out
+	}
+	signer := "../../demo/catalogs/ledger/module.wasm"
+	b, err := os.ReadFile(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+
+	cases := []struct {
+		name string
+		file string
+		code int
+		want []string
+	}{
+		{"committed module", signer, 0, []string{"sha256: " + hex.EncodeToString(sum[:]), "abi version: 1", "hooks: [prepare_request decode_response]", "plasm.hmac_sha256 (i32,i32,i32,i32,i32)->(i32)", "  ok"}},
+		{"wrong abi version", build("badversion"), 1, []string{"problems:", "plasm_abi_version returned 99"}},
+		{"missing alloc", build("noalloc"), 1, []string{"problems:", "missing export plasm_alloc", "abi version: unknown"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"module", "check", c.file}, &stdout, &stderr)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, stdout.String(), stderr.String())
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, stdout.String())
+				}
+			}
+		})
+	}
+	var stderr bytes.Buffer
+	if code := run([]string{"module", "check"}, &bytes.Buffer{}, &stderr); code != 2 {
+		t.Errorf("no file: exit %d", code)
+	}
+}

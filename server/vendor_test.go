@@ -1,0 +1,204 @@
+package server_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/server"
+)
+
+// newVendorFixture serves the demo (with its vendor modules) plus extra
+// catalogs and module bytes, with the given ledger signing key.
+func newVendorFixture(t *testing.T, signingKey string, extra func(ledger *catalog.Catalog) ([]*catalog.Catalog, map[string][]byte)) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	backend, err := demo.Start(ctx, demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := demo.LoadCatalogs(backend.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules, err := catalogdir.ReadModules(demo.Catalogs, "catalogs", cats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != nil {
+		var ledger *catalog.Catalog
+		for _, c := range cats {
+			if c.EntryID == demo.LedgerEntryID {
+				ledger = c
+			}
+		}
+		more, mods := extra(ledger)
+		cats = append(cats, more...)
+		for k, v := range mods {
+			modules[k] = v
+		}
+	}
+	secrets := backend.Backend().Secrets()
+	if signingKey != "" {
+		secrets[demo.LedgerSigningKeyEnv] = signingKey
+	}
+	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: secrets, Modules: modules}, cats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(app.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		app.Close(context.Background())
+		_ = backend.Close()
+	})
+	return &fixture{app: app, srv: srv, backend: backend}
+}
+
+func TestVendorModuleLedger(t *testing.T) {
+	f := newVendorFixture(t, "", nil)
+	path := f.open(t, "ledger", "Account", "Transaction")
+
+	got := rows(t, f.runJSON(t, path, `Account("acc-2")`)[0])
+	if len(got) != 1 || got[0]["id"] != "acc-2" || got[0]["name"] != "Payroll" {
+		t.Fatalf("account get through the module: %v", got)
+	}
+	txns := rows(t, f.runJSON(t, path, `Transaction{account_id="acc-1"}`)[0])
+	if len(txns) == 0 {
+		t.Fatal("no transactions for acc-1")
+	}
+	for _, r := range txns {
+		if r["account_id"] != "acc-1" {
+			t.Fatalf("row of another account: %v", r)
+		}
+	}
+	created := rows(t, f.runJSON(t, path, `Transaction.create(account_id="acc-3", amount_cents=-1250, memo="Coffee")`)[0])
+	if len(created) != 1 || created[0]["memo"] != "Coffee" {
+		t.Fatalf("create: %v", created)
+	}
+	// The write persisted and is visible through a signed read.
+	again := rows(t, f.runJSON(t, path, `Transaction{account_id="acc-3"}`)[0])
+	found := false
+	for _, r := range again {
+		found = found || r["id"] == created[0]["id"]
+	}
+	if !found {
+		t.Fatalf("created transaction %v not listed: %v", created[0]["id"], again)
+	}
+
+	h := f.do(t, "GET", "/v1/health", "", "").json(t)
+	if refused, _ := h["refused"].([]any); len(refused) != 0 {
+		t.Fatalf("demo catalogs refused: %v", refused)
+	}
+}
+
+func TestVendorModuleWrongSecret(t *testing.T) {
+	f := newVendorFixture(t, "not-the-ledger-key", nil)
+	path := f.open(t, "ledger", "Account")
+	r := f.do(t, "POST", path, "text/plain", `Account("acc-1")`, "Accept", "application/json")
+	if r.status == http.StatusOK {
+		t.Fatalf("run with a wrong signing key succeeded: %s", r.body)
+	}
+	for _, want := range []string{"401", "bad_signature", "signature does not match"} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("failure does not mention %q: %d %s", want, r.status, r.body)
+		}
+	}
+	if strings.Contains(r.body, "not-the-ledger-key") {
+		t.Errorf("the secret leaked into the response: %s", r.body)
+	}
+}
+
+// buildGuest compiles a wasip1 guest package with the standard toolchain.
+func buildGuest(t *testing.T, pkg string) []byte {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not in PATH")
+	}
+	out := filepath.Join(t.TempDir(), "g.wasm")
+	cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", out, pkg)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", pkg, err, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestVendorModuleRefusals(t *testing.T) {
+	badVersion := buildGuest(t, "./runtime/sandbox/testdata/guests/badversion")
+	sumOf := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+	f := newVendorFixture(t, "", func(ledger *catalog.Catalog) ([]*catalog.Catalog, map[string][]byte) {
+		signer, err := os.ReadFile("../demo/catalogs/ledger/module.wasm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		variant := func(id string, m *catalog.Module) *catalog.Catalog {
+			c := *ledger
+			c.EntryID, c.Module = id, m
+			return &c
+		}
+		return []*catalog.Catalog{
+				variant("pin_mismatch", &catalog.Module{SHA256: strings.Repeat("ab", 32), Hooks: []string{"prepare_request", "decode_response"}}),
+				variant("missing_hook", &catalog.Module{SHA256: sumOf(signer), Hooks: []string{"prepare_request", "decode_response", "invoke"}}),
+				variant("bad_version", &catalog.Module{SHA256: sumOf(badVersion), Hooks: []string{"prepare_request"}}),
+			}, map[string][]byte{
+				"pin_mismatch": signer, "missing_hook": signer, "bad_version": badVersion,
+			}
+	})
+
+	h := f.do(t, "GET", "/v1/health", "", "").json(t)
+	refused := map[string]string{}
+	raw, _ := h["refused"].([]any)
+	for _, r := range raw {
+		m := r.(map[string]any)
+		refused[m["entry_id"].(string)] = m["error"].(string)
+	}
+	for id, want := range map[string]string{
+		"pin_mismatch": "domain.yaml pins " + strings.Repeat("ab", 32),
+		"missing_hook": "does not export plasm_hook_invoke",
+		"bad_version":  "plasm_abi_version returned 99",
+	} {
+		if !strings.Contains(refused[id], want) {
+			t.Errorf("%s: refusal %q does not say %q", id, refused[id], want)
+		}
+	}
+	if len(refused) != 3 {
+		t.Errorf("refused %v, want exactly the three broken catalogs", refused)
+	}
+
+	// The broken catalogs are not served; everything else is.
+	reg := f.do(t, "GET", "/v1/registry", "", "").json(t)
+	var ids []string
+	for _, c := range reg["catalogs"].([]any) {
+		ids = append(ids, c.(map[string]any)["entry_id"].(string))
+	}
+	if strings.Join(ids, ",") != "kanban,ledger,tracker" {
+		t.Fatalf("registry serves %v", ids)
+	}
+	if got := rows(t, f.runJSON(t, f.open(t, "tracker", "Issue"), `Issue("iss-1")`)[0]); len(got) != 1 {
+		t.Fatalf("tracker: %v", got)
+	}
+	if got := rows(t, f.runJSON(t, f.open(t, "kanban", "Team"), `Team("team-1")`)[0]); len(got) != 1 {
+		t.Fatalf("kanban: %v", got)
+	}
+	if got := rows(t, f.runJSON(t, f.open(t, "ledger", "Account"), `Account("acc-1")`)[0]); len(got) != 1 {
+		t.Fatalf("ledger: %v", got)
+	}
+}
