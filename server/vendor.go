@@ -109,12 +109,13 @@ func loadVendorModule(ctx context.Context, host *sandbox.Host, c *catalog.Catalo
 	return vm, nil
 }
 
-// Refused lists catalogs left out of the registry, sorted by entry id.
+// Refused lists catalogs left out of the registry, sorted by entry id;
+// never nil, so JSON shows an empty list rather than null.
 func (v *vendors) Refused() []Refusal {
 	if v == nil {
-		return nil
+		return []Refusal{}
 	}
-	out := slices.Clone(v.refused)
+	out := append([]Refusal{}, v.refused...)
 	slices.SortFunc(out, func(a, b Refusal) int {
 		if a.EntryID < b.EntryID {
 			return -1
