@@ -24,6 +24,7 @@ import (
 	"github.com/plasmd/plasmd/runtime/executor"
 	"github.com/plasmd/plasmd/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/discovery"
+	"github.com/plasmd/plasmd/server/metrics"
 	"github.com/plasmd/plasmd/server/session"
 	"github.com/plasmd/plasmd/server/tenant"
 )
@@ -54,6 +55,12 @@ type Config struct {
 	// AnonymousSecrets are secrets of the anonymous tenant (e.g. the demo's).
 	AnonymousSecrets map[string]string
 	Logger           *slog.Logger
+	// MaxInstances caps sandbox instances across all tenants (0 = no cap);
+	// idle instances of other tenants are evicted least recently used first.
+	MaxInstances int
+	// Spares is how many tenant-neutral instances to keep ready per module
+	// (0 = default, negative = none).
+	Spares int
 	// Modules holds module.wasm by entry id for catalogs that declare a
 	// vendor module (catalogdir.ReadModules); see vendor.go.
 	Modules map[string][]byte
@@ -72,6 +79,7 @@ type App struct {
 	mcpHTTP     http.Handler
 	mcpIDs      mcpSessions
 	egress      *egress.Client
+	metrics     *metrics.Metrics
 	closeOnce   sync.Once
 }
 
@@ -90,16 +98,19 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if err != nil {
 		return nil, err
 	}
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir})
+	m := metrics.New(metrics.Options{})
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: m})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	m.WatchHost(host)
 	engine, err := host.Module(ctx, enginewasm.Wasm)
 	if err != nil {
 		host.Close(ctx)
 		return nil, fmt.Errorf("engine module: %w", err)
 	}
 	eg := egress.New(cfg.Egress)
+	eg.OnDenied = m.EgressDenied
 	kept, vend := loadVendors(ctx, cfg.Logger, host, eg, catalogs, cfg.Modules)
 	if len(kept) != len(catalogs) {
 		// A subset of a valid registry is valid.
@@ -119,12 +130,13 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		tenants:   cfg.Tenants,
 		anonymous: &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
 		egress:    eg,
+		metrics:   m,
 		svc: &Service{
 			log:       cfg.Logger,
 			registry:  reg,
 			host:      host,
 			engine:    engine,
-			exec:      executor.New(eg, executor.Limits{}),
+			exec:      executor.New(&metrics.Sender{Inner: eg, Metrics: m}, executor.Limits{}),
 			store:     store,
 			limits:    cfg.Limits,
 			sandboxes: map[string]*sandbox.Tenant{},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -34,6 +35,9 @@ func (a *App) routes(e *echo.Echo) {
 	auth.POST("/execute/:ph/:s/context", a.executeContext)
 	auth.GET("/execute/:ph/:s/runs", a.executeRuns)
 	auth.GET("/execute/:ph/:s/artifacts/:run", a.executeArtifact)
+	// Metrics carry tenant ids (bounded, from the tenants file) but no
+	// secrets; like /v1/health they are for operators on the host's network.
+	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
 	mcpHandler := echo.WrapHandler(a.mcpHTTP)
 	auth.Any("/mcp", mcpHandler)
 }
@@ -77,6 +81,9 @@ func (a *App) httpError(err error, c echo.Context) {
 	}
 	if p.Status >= 500 && p.Type == problemBase+"internal" {
 		a.log.Error("internal error", "path", c.Request().URL.Path, "err", err)
+	}
+	if p.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
 	}
 	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
 	c.Response().WriteHeader(p.Status)
@@ -138,7 +145,7 @@ func (a *App) registryList(c echo.Context) error {
 	for _, cat := range a.svc.registry.Visible(t.Allows) {
 		out = append(out, describe(cat))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": out, "limits": tenantLimits(a.svc.limits, t.Limits)})
+	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": out, "limits": a.svc.host.EffectiveLimits(t.Limits.Apply(a.svc.limits)).View()})
 }
 
 func (a *App) registryEntry(c echo.Context) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -24,6 +25,8 @@ type Problem struct {
 	Column int    `json:"column,omitempty"`
 	Hint   string `json:"hint,omitempty"`
 	Code   string `json:"code,omitempty"`
+	// RetryAfter, in seconds, is sent as a Retry-After header with 429s.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 func (p *Problem) Error() string {
@@ -83,7 +86,12 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusNotFound, "not-found", err.Error())
 	case errors.Is(err, sandbox.ErrBusy):
 		p := problem(http.StatusTooManyRequests, "busy", "the tenant's sandboxes are all busy")
-		p.Hint = "retry after a short delay"
+		p.RetryAfter = 1
+		var ce *sandbox.CallError
+		if errors.As(err, &ce) && ce.RetryAfter > 0 {
+			p.RetryAfter = int(math.Ceil(ce.RetryAfter.Seconds()))
+		}
+		p.Hint = fmt.Sprintf("retry after %ds", p.RetryAfter)
 		return p
 	case errors.Is(err, sandbox.ErrDeadline):
 		return problem(http.StatusGatewayTimeout, "sandbox-deadline", "catalog logic exceeded its time limit")

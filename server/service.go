@@ -68,29 +68,10 @@ func (s *Service) sandboxFor(t *tenant.Tenant) *sandbox.Tenant {
 	sb := s.host.Tenant(t.ID, sandbox.TenantSpec{
 		Module:   s.engine,
 		Catalogs: s.registry.Visible(t.Allows),
-		Limits:   tenantLimits(s.limits, t.Limits),
+		Limits:   t.Limits.Apply(s.limits),
 	})
 	s.sandboxes[t.ID] = sb
 	return sb
-}
-
-func tenantLimits(base sandbox.Limits, l tenant.Limits) sandbox.Limits {
-	if l.MemoryMiB > 0 {
-		base.MemoryBytes = uint64(l.MemoryMiB) << 20
-	}
-	if l.CallTimeout > 0 {
-		base.CallTimeout = l.CallTimeout
-	}
-	if l.MaxInstances > 0 {
-		base.MaxInstances = l.MaxInstances
-	}
-	if l.MaxInputBytes > 0 {
-		base.MaxInput = l.MaxInputBytes
-	}
-	if l.MaxOutputBytes > 0 {
-		base.MaxOutput = l.MaxOutputBytes
-	}
-	return base
 }
 
 // lock serialises changes to one logical (or execute) session.
@@ -249,7 +230,7 @@ func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, progra
 		Engine:  sb,
 		Secrets: t,
 		Origins: origins,
-		Hooks:   s.vendors.hooks(t, tenantLimits(s.limits, t.Limits), sc.Execute.Entries, origins),
+		Hooks:   s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins),
 		ResolvePage: func(handle string) (*executor.Continuation, error) {
 			return s.resolvePage(ctx, t, sc, handle)
 		},

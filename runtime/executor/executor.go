@@ -136,6 +136,16 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+type entryKey struct{}
+
+// EntryFromContext returns the catalog entry id a backend call is made for.
+// The executor sets it on the context it passes to Sender.Do, so a Sender
+// wrapper (metrics) can label calls without parsing URLs.
+func EntryFromContext(ctx context.Context) string {
+	s, _ := ctx.Value(entryKey{}).(string)
+	return s
+}
+
 // ErrBackend wraps a backend's non-success answer as decoded by the guest.
 var ErrBackend = errors.New("backend error")
 
@@ -553,6 +563,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		return nil, nil, ctx.Err()
 	}
 	defer func() { <-r.sem }()
+	ctx = context.WithValue(ctx, entryKey{}, entry)
 	hooks := r.env.Hooks[entry]
 	creqIn := &abi.CompileRequest{EntryID: entry, Capability: capability, Vars: vars, Page: page}
 	var dec *abi.DecodeResponse

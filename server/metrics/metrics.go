@@ -203,8 +203,8 @@ var _ executor.Sender = (*Sender)(nil)
 // Do implements executor.Sender.
 func (s *Sender) Do(ctx context.Context, req *abi.CompiledRequest, allowed []egress.Origin, secrets egress.Secrets) (*egress.Response, error) {
 	resp, err := s.Inner.Do(ctx, req, allowed, secrets)
-	entry := ""
-	if s.EntryOf != nil {
+	entry := executor.EntryFromContext(ctx)
+	if entry == "" && s.EntryOf != nil {
 		entry = s.EntryOf(allowed)
 	}
 	if entry == "" {
