@@ -352,3 +352,22 @@ func TestHTTPBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestMetricsEndpoint(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	path := f.open(t, "tracker", "Issue")
+	f.runJSON(t, path, `Issue("iss-1")[id]`)
+	r := f.do(t, "GET", "/metrics", "", "")
+	if r.status != 200 {
+		t.Fatalf("metrics: %d", r.status)
+	}
+	for _, want := range []string{
+		`plasmd_sandbox_calls_total{export="plasm_plan",result="ok",tenant="anonymous"}`,
+		`plasmd_backend_requests_total{entry_id="tracker",status_class="2xx"}`,
+		"plasmd_sandbox_instances_live",
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -82,6 +82,8 @@ type common struct {
 	tenantsFile string
 	idleTTL     time.Duration
 	cacheDir    string
+	maxInst     int
+	spares      int
 	logLevel    string
 }
 
@@ -96,6 +98,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tenantsFile, "tenants", "", "tenants file (YAML): bearer token digests, catalogs, secrets, limits; without it auth is off and only loopback is allowed")
 	fs.DurationVar(&c.idleTTL, "session-idle-ttl", 30*time.Minute, "expire execute sessions idle this long")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "persist compiled Wasm modules here across restarts")
+	fs.IntVar(&c.maxInst, "max-instances", 0, "cap on sandbox instances across all tenants (0 = no cap); idle tenants are evicted least recently used first")
+	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 }
 
@@ -157,6 +161,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 	}
 	app, err := server.New(ctx, server.Config{
 		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
+		MaxInstances: c.maxInst, Spares: c.spares,
 		AnonymousSecrets: secrets, Logger: log, Modules: modules,
 	}, cats)
 	if err != nil {
