@@ -429,8 +429,7 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	if n.Hop.Materialize == "from_parent_get" {
 		relation = n.Hop.Relation
 	}
-	tables := make([]abi.Table, len(parents.Rows))
-	err := r.forEach(ctx, len(parents.Rows), func(ctx context.Context, i int) error {
+	return r.fanOut(ctx, n, n.Hop.Capability, relation, len(parents.Rows), step, func(i int) (map[string]any, error) {
 		vars := maps.Clone(n.Args)
 		if vars == nil {
 			vars = map[string]any{}
@@ -438,15 +437,29 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 		for _, b := range n.Hop.Binds {
 			c := parents.Col(b.Field)
 			if c < 0 {
-				return fmt.Errorf("relation %s: parent rows have no field %q", n.Hop.Relation, b.Field)
+				return nil, fmt.Errorf("relation %s: parent rows have no field %q", n.Hop.Relation, b.Field)
 			}
 			v := parents.Rows[i][c]
 			if v == nil {
-				return nil // a parent without the key has no related rows
+				return nil, nil // a parent without the key has no related rows
 			}
 			vars[b.Var] = v
 		}
-		dec, _, err := r.call(ctx, n.EntryID, n.Hop.Capability, vars, nil, relation, step)
+		return vars, nil
+	})
+}
+
+// fanOut calls capability once per i in [0, count) with the variables
+// varsFor returns (nil skips that i), concurrently within the run's bound,
+// and concatenates the answers onto one row shape.
+func (r *run) fanOut(ctx context.Context, n *plan.Node, capability, relation string, count int, step *Step, varsFor func(i int) (map[string]any, error)) (abi.Table, error) {
+	tables := make([]abi.Table, count)
+	err := r.forEach(ctx, count, func(ctx context.Context, i int) error {
+		vars, err := varsFor(i)
+		if err != nil || vars == nil {
+			return err
+		}
+		dec, _, err := r.call(ctx, n.EntryID, capability, vars, nil, relation, step)
 		if err != nil {
 			return err
 		}
@@ -460,7 +473,7 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	for _, t := range tables {
 		out.Rows = append(out.Rows, reorder(t, out.Columns)...)
 		if len(out.Rows) > r.x.limits.MaxRows {
-			return abi.Table{}, fmt.Errorf("relation %s yields more than %d rows", n.Hop.Relation, r.x.limits.MaxRows)
+			return abi.Table{}, fmt.Errorf("%s yields more than %d rows", capability, r.x.limits.MaxRows)
 		}
 	}
 	return out, nil
@@ -512,25 +525,11 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 			return abi.Table{}, fmt.Errorf("receiver row %d has no %s; nothing was changed", i+1, n.ForEach.Field)
 		}
 	}
-	tables := make([]abi.Table, len(in.Rows))
-	err = r.forEach(ctx, len(in.Rows), func(ctx context.Context, i int) error {
+	return r.fanOut(ctx, n, n.Capability, "", len(in.Rows), step, func(i int) (map[string]any, error) {
 		vars := maps.Clone(base)
 		vars[n.ForEach.Var] = in.Rows[i][c]
-		dec, _, err := r.call(ctx, n.EntryID, n.Capability, vars, nil, "", step)
-		if err != nil {
-			return err
-		}
-		tables[i] = dec.Table
-		return nil
+		return vars, nil
 	})
-	if err != nil {
-		return abi.Table{}, err
-	}
-	out := abi.Table{Columns: concatColumns(n.Columns, tables)}
-	for _, t := range tables {
-		out.Rows = append(out.Rows, reorder(t, out.Columns)...)
-	}
-	return out, nil
 }
 
 // forEach runs fn for 0..n-1 with the run's concurrency bound; the first
