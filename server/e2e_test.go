@@ -371,3 +371,38 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// With auth on, process-wide details (every tenant's metrics, catalog ids,
+// refused modules) are served to loopback clients only, and every other
+// route needs a valid token.
+func TestAuthAndOperatorRoutes(t *testing.T) {
+	f := newTenantsFixture(t)
+	remote := func(method, path, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, nil)
+		req.RemoteAddr = "203.0.113.7:4242"
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		f.app.Handler().ServeHTTP(w, req)
+		return w
+	}
+	if w := remote("GET", "/metrics", tokenA); w.Code != http.StatusForbidden {
+		t.Fatalf("remote /metrics: %d", w.Code)
+	}
+	if w := remote("GET", "/v1/health", ""); w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"status":"ok"}` {
+		t.Fatalf("remote health leaks details: %d %s", w.Code, w.Body.String())
+	}
+	if w := remote("GET", "/v1/registry", ""); w.Code != http.StatusUnauthorized {
+		t.Fatalf("registry without a token: %d", w.Code)
+	}
+	if w := remote("GET", "/v1/registry", "not-a-token"); w.Code != http.StatusUnauthorized {
+		t.Fatalf("registry with a bad token: %d", w.Code)
+	}
+	if w := remote("GET", "/v1/registry", tokenA); w.Code != 200 || !strings.Contains(w.Body.String(), `"tenant":"a"`) {
+		t.Fatalf("registry with tenant a's token: %d %s", w.Code, w.Body.String())
+	}
+	if r := f.do(t, "GET", "/metrics", "", ""); r.status != 200 {
+		t.Fatalf("loopback /metrics: %d", r.status)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,8 +37,8 @@ func (a *App) routes(e *echo.Echo) {
 	auth.GET("/execute/:ph/:s/runs", a.executeRuns)
 	auth.GET("/execute/:ph/:s/artifacts/:run", a.executeArtifact)
 	// Metrics carry tenant ids (bounded, from the tenants file) but no
-	// secrets; like /v1/health they are for operators on the host's network.
-	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()))
+	// secrets; with auth on only loopback clients (operators) may read them.
+	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()), a.operatorOnly)
 	mcpHandler := echo.WrapHandler(a.mcpHTTP)
 	auth.Any("/mcp", mcpHandler)
 }
@@ -118,7 +119,36 @@ func (a *App) tenantFor(r *http.Request) (*tenant.Tenant, error) {
 
 func tenantOf(c echo.Context) *tenant.Tenant { return c.Get(tenantKey).(*tenant.Tenant) }
 
+// operator reports whether a request may see process-wide details
+// (catalog ids, refused modules, per-tenant metrics). With auth off the
+// server is loopback-only anyway; with auth on, only loopback clients are
+// operators, so no tenant can enumerate other tenants or their catalogs.
+func (a *App) operator(r *http.Request) bool {
+	if a.tenants == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// operatorOnly guards routes that expose every tenant's data.
+func (a *App) operatorOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !a.operator(c.Request()) {
+			return problem(http.StatusForbidden, "operator-only", "this route is served to loopback clients only when auth is on")
+		}
+		return next(c)
+	}
+}
+
 func (a *App) health(c echo.Context) error {
+	if !a.operator(c.Request()) {
+		return c.JSON(http.StatusOK, map[string]any{"status": "ok"})
+	}
 	return c.JSON(http.StatusOK, map[string]any{
 		"status":   "ok",
 		"catalogs": len(a.svc.registry.IDs()),
