@@ -12,6 +12,13 @@ import (
 	"github.com/google/uuid"
 )
 
+// Retention bounds of the in-memory store, per logical session (or, for
+// HTTP runs, per execute session). The oldest entries go first.
+const (
+	MaxRunsPerScope  = 256
+	MaxPagesPerScope = 1024
+)
+
 // Memory is the embedded single-process Store. Values are deep-copied in
 // and out (through JSON for the nested ones) so no caller shares memory
 // with the store — the same contract a networked store has.
@@ -268,6 +275,20 @@ func (m *Memory) PutRun(_ context.Context, r Run) error {
 		m.runIdx[k] = map[int]runKey{}
 	}
 	m.runIdx[k][c.N] = runKey{b: b, runID: c.RunID}
+	// Keep the newest MaxRunsPerScope: an agent looping on plasm_run must
+	// not grow the process without bound. Older artifacts read as not found.
+	if len(m.runIdx[k]) > MaxRunsPerScope {
+		oldest := c.N
+		for n := range m.runIdx[k] {
+			oldest = min(oldest, n)
+		}
+		old := m.runIdx[k][oldest]
+		delete(m.runIdx[k], oldest)
+		m.runs[old.b] = slices.DeleteFunc(m.runs[old.b], func(r Run) bool { return r.RunID == old.runID })
+		if len(m.runs[old.b]) == 0 {
+			delete(m.runs, old.b)
+		}
+	}
 	return nil
 }
 
@@ -325,6 +346,13 @@ func (m *Memory) PutPage(_ context.Context, p Page) error {
 		m.pages[k] = map[int]Page{}
 	}
 	m.pages[k][c.N] = c
+	if len(m.pages[k]) > MaxPagesPerScope {
+		oldest := c.N
+		for n := range m.pages[k] {
+			oldest = min(oldest, n)
+		}
+		delete(m.pages[k], oldest)
+	}
 	return nil
 }
 

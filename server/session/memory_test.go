@@ -538,3 +538,37 @@ func TestDefaultTTL(t *testing.T) {
 	_, err := m.GetExecute(bg, "A", "h", "x")
 	wantErr(t, err, ErrExpired)
 }
+
+func TestRetentionBounds(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory(time.Hour)
+	for n := 1; n <= MaxRunsPerScope+10; n++ {
+		if err := m.PutRun(ctx, Run{Tenant: "t", LogicalID: "L", PromptHash: "ph", SessionID: "s", RunID: fmt.Sprint("run-", n), N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.GetRunByIndex(ctx, "t", "L", 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the oldest run survived the bound: %v", err)
+	}
+	if _, err := m.GetRun(ctx, "t", "ph", "s", "run-10"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an evicted run is still readable by id: %v", err)
+	}
+	if r, err := m.GetRunByIndex(ctx, "t", "L", MaxRunsPerScope+10); err != nil || r.RunID != fmt.Sprint("run-", MaxRunsPerScope+10) {
+		t.Fatalf("newest run: %v %v", r, err)
+	}
+	runs, _ := m.ListRuns(ctx, "t", "ph", "s")
+	if len(runs) != MaxRunsPerScope || runs[0].N != 11 {
+		t.Fatalf("kept %d runs starting at %d", len(runs), runs[0].N)
+	}
+	for n := 1; n <= MaxPagesPerScope+1; n++ {
+		if err := m.PutPage(ctx, Page{Tenant: "t", Scope: "L", N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.GetPage(ctx, "t", "L", 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the oldest page survived the bound: %v", err)
+	}
+	if _, err := m.GetPage(ctx, "t", "L", MaxPagesPerScope+1); err != nil {
+		t.Fatal(err)
+	}
+}
