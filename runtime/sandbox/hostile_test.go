@@ -35,6 +35,10 @@ func TestHostileGuests(t *testing.T) {
 			within: 100*time.Millisecond + deadlineMargin, callerWait: 100 * time.Millisecond},
 		{guest: "panic", want: ErrTrap, detail: "panic: hostile guest gives up"},
 		{guest: "grow", limits: Limits{MemoryBytes: 32 << 20}, want: ErrMemoryLimit, detail: "33554432-byte ceiling"},
+		// Go keeps goroutine stacks in linear memory, so unbounded
+		// recursion ends at the memory ceiling, not a native stack guard.
+		{guest: "recurse", limits: Limits{MemoryBytes: 32 << 20}, want: ErrMemoryLimit, detail: "33554432-byte ceiling",
+			within: 2*time.Second /* default CallTimeout */ + deadlineMargin},
 		{guest: "badptr", want: ErrABI, detail: "outside memory"},
 		{guest: "huge", limits: Limits{MaxOutput: 1 << 20}, want: ErrOutputTooLarge, detail: "limit 1048576"},
 	}

@@ -101,6 +101,15 @@ func (in *instance) invoke(ctx context.Context, export string, head, body []byte
 	if err := fn.CallWithStack(callCtx, in.stack[:]); err != nil {
 		return 0, nil, in.classify(callCtx, export, err)
 	}
+	// A call that returns after its context ended fails too, valid result
+	// or not: wazero's CloseOnContextDone watcher may already have decided
+	// to close the module and does so asynchronously, so the instance must
+	// not go back to the pool, where its next call would fail as if it had
+	// overrun. A context still live on return means the watcher was
+	// stopped first and the module stays open.
+	if err := callCtx.Err(); err != nil {
+		return 0, nil, in.classify(callCtx, export, err)
+	}
 	ptr, n := abi.UnpackResult(in.stack[0])
 	if uint64(ptr)+uint64(n) > uint64(in.mem.Size()) {
 		return 0, nil, &failure{kind: ErrABI, discard: true,
@@ -131,6 +140,10 @@ func (in *instance) grow(ctx context.Context, size uint64) *failure {
 	fn := in.function(abi.ExportAlloc)
 	in.stack[0] = want
 	if err := fn.CallWithStack(ctx, in.stack[:]); err != nil {
+		return in.classify(ctx, abi.ExportAlloc, err)
+	}
+	// See invoke: the module may be closing behind our back.
+	if err := ctx.Err(); err != nil {
 		return in.classify(ctx, abi.ExportAlloc, err)
 	}
 	ptr := uint32(in.stack[0])
