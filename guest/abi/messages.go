@@ -71,6 +71,16 @@ type DecodeRequest struct {
 	// of the capability's entity embedded in the body instead of the entity.
 	Relation string         `json:"relation,omitempty"`
 	Page     map[string]any `json:"page,omitempty"`
+	// Tape says the payload is the body already tokenised by the host
+	// (guest/tape) rather than raw JSON, and asks for a tape answer:
+	// frame(DecodeTapeHeader, tape table) instead of a JSON DecodeResponse.
+	Tape bool `json:"tape,omitempty"`
+}
+
+// DecodeTapeHeader is the header of a tape answer to ExportDecode; the
+// payload is the rows as a guest/tape table.
+type DecodeTapeHeader struct {
+	Next map[string]any `json:"next,omitempty"`
 }
 
 // Table is rows with named columns (wire field names).

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmd/plasmd/guest/decode"
 	"github.com/plasmd/plasmd/guest/lang"
 	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/guest/tape"
 )
 
 // Engine holds one instance's state: the catalogs loaded into it and the
@@ -126,7 +127,15 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		if aerr != nil {
 			return e.fail(aerr)
 		}
-		return e.ok(r)
+		if !req.Tape {
+			return e.ok(r)
+		}
+		e.out = append(e.out[:0], abi.StatusOK)
+		if e.out, err = abi.AppendFrame(e.out, abi.DecodeTapeHeader{Next: r.Next}, nil); err != nil {
+			return e.fail(&abi.Error{Code: abi.CodeInternal, Message: "encode response: " + err.Error()})
+		}
+		e.out = tape.AppendTable(e.out, r.Table.Columns, r.Table.Rows)
+		return e.out
 	}
 	return e.fail(&abi.Error{Code: abi.CodeBadRequest, Message: "unknown export " + export})
 }

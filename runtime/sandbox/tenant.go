@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/guest/catalog"
 	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/guest/tape"
 )
 
 // Limits bound a tenant's instances and each call into them. Zero fields
@@ -744,15 +746,40 @@ func (t *Tenant) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.Com
 // Decode turns a backend response body into rows. The body is written into
 // the guest straight from the caller's slice, never copied on the host.
 func (t *Tenant) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
-	head, err := abi.AppendFrame(nil, req, nil)
+	// A successful JSON body is tokenised here, natively, and travels as a
+	// tape: the guest then builds values instead of scanning bytes (see
+	// guest/tape). Anything else goes raw so the guest reports it exactly.
+	r := *req
+	payload := body
+	if r.Status >= 200 && r.Status <= 299 && len(bytes.TrimSpace(body)) > 0 {
+		if tp, err := tape.AppendJSON(nil, body); err == nil {
+			payload, r.Tape = tp, true
+		}
+	}
+	head, err := abi.AppendFrame(nil, &r, nil)
 	if err != nil {
 		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode decode request: " + err.Error()}
 	}
-	var r abi.DecodeResponse
-	if err := t.do(ctx, abi.ExportDecode, head, body, func(b []byte) error { return json.Unmarshal(b, &r) }); err != nil {
+	var out abi.DecodeResponse
+	if err := t.do(ctx, abi.ExportDecode, head, payload, func(b []byte) error {
+		if !r.Tape {
+			return json.Unmarshal(b, &out)
+		}
+		h, rows, err := abi.SplitFrame(b)
+		if err != nil {
+			return err
+		}
+		var th abi.DecodeTapeHeader
+		if err := json.Unmarshal(h, &th); err != nil {
+			return err
+		}
+		out.Next = th.Next
+		out.Table.Columns, out.Table.Rows, err = tape.DecodeTable(rows)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return &out, nil
 }
 
 func (t *Tenant) jsonCall(ctx context.Context, export string, req, resp any) error {
