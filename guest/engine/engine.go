@@ -95,7 +95,9 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		if aerr != nil {
 			return e.fail(aerr)
 		}
-		return e.ok(p)
+		e.out = append(e.out[:0], abi.StatusOK)
+		e.out = p.AppendJSON(e.out)
+		return e.out
 	case abi.ExportCompile:
 		var req abi.CompileRequest
 		if err := json.Unmarshal(in, &req); err != nil {
