@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -33,32 +32,7 @@ func testCacheDir() string {
 
 func newFixture(t testing.TB, cfg server.Config) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	backend, err := demo.Start(ctx, demo.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cats, err := demo.LoadCatalogs(backend.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.CacheDir == "" {
-		cfg.CacheDir = testCacheDir()
-	}
-	if cfg.AnonymousSecrets == nil {
-		cfg.AnonymousSecrets = backend.Backend().Secrets()
-	}
-	app, err := server.New(ctx, cfg, cats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(app.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		app.Close(context.Background())
-		_ = backend.Close()
-	})
-	return &fixture{app: app, srv: srv, backend: backend}
+	return newFixtureFor(t, func(*demo.Server) server.Config { return cfg })
 }
 
 type httpResult struct {
