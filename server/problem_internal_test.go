@@ -1,0 +1,81 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/runtime/egress"
+	"github.com/plasmd/plasmd/runtime/executor"
+	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/session"
+)
+
+// Every error kind a client can cause or meet maps to a stable problem
+// type and status; nothing falls through to a generic 500 except genuinely
+// unknown errors, whose text never reaches the client.
+func TestToProblem(t *testing.T) {
+	busy := &sandbox.CallError{Tenant: "a", Export: abi.ExportPlan, Err: sandbox.ErrBusy, RetryAfter: 2500 * time.Millisecond}
+	for _, tc := range []struct {
+		err    error
+		status int
+		typ    string
+	}{
+		{&abi.Error{Code: abi.CodeSyntax, Message: "x", Line: 1, Column: 2}, 400, "program-syntax"},
+		{&abi.Error{Code: abi.CodeUnknownEntity, Message: "x"}, 400, "program-unknown_entity"},
+		{&abi.Error{Code: abi.CodeCompile, Message: "x"}, 422, "catalog-compile"},
+		{&abi.Error{Code: abi.CodeDecode, Message: "x"}, 502, "backend-response"},
+		{&abi.Error{Code: abi.CodeInternal, Message: "x"}, 500, "engine-internal"},
+		{fmt.Errorf("wrapped: %w", session.ErrExpired), 410, "session-expired"},
+		{session.ErrNotFound, 404, "not-found"},
+		{busy, 429, "busy"},
+		{&sandbox.CallError{Err: sandbox.ErrDeadline}, 504, "sandbox-deadline"},
+		{&sandbox.CallError{Err: sandbox.ErrMemoryLimit}, 422, "sandbox-memory"},
+		{&sandbox.CallError{Err: sandbox.ErrOutputTooLarge}, 413, "sandbox-size"},
+		{&sandbox.CallError{Err: sandbox.ErrTrap, Detail: "panic: secret stack"}, 502, "sandbox-trap"},
+		{fmt.Errorf("x: %w", egress.ErrDenied), 403, "egress-denied"},
+		{fmt.Errorf("x: %w", egress.ErrTimeout), 504, "backend-timeout"},
+		{fmt.Errorf("x: %w", egress.ErrSecret), 424, "secret-missing"},
+		{&executor.Error{Node: 1, Err: executor.ErrFanOut}, 422, "fan-out"},
+		{context.DeadlineExceeded, 504, "timeout"},
+		{errors.New("something internal with /home/secret/path"), 500, "internal"},
+	} {
+		p := toProblem(tc.err)
+		if p.Status != tc.status || p.Type != problemBase+tc.typ {
+			t.Errorf("%v → %d %s, want %d %s", tc.err, p.Status, p.Type, tc.status, tc.typ)
+		}
+		if strings.Contains(p.Detail, "secret stack") || strings.Contains(p.Detail, "/home/secret") {
+			t.Errorf("%v leaks internal text: %q", tc.err, p.Detail)
+		}
+	}
+	if p := toProblem(busy); p.RetryAfter != 3 || !strings.Contains(p.Hint, "retry after 3s") {
+		t.Errorf("busy retry hint: %+v", p)
+	}
+}
+
+// A 429 carries Retry-After, so HTTP clients back off without parsing JSON.
+func TestBusyRetryAfterHeader(t *testing.T) {
+	a := &App{cfg: Config{MaxBody: "1M"}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e := echo.New()
+	rec := httptest.NewRecorder()
+	c := e.NewContext(httptest.NewRequest(http.MethodPost, "/execute/x/y", nil), rec)
+	a.httpError(&sandbox.CallError{Err: sandbox.ErrBusy, RetryAfter: 1200 * time.Millisecond}, c)
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "2" || rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("%d %v", rec.Code, rec.Header())
+	}
+	var p Problem
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.RetryAfter != 2 {
+		t.Fatalf("body %s: %v", rec.Body.String(), err)
+	}
+}
