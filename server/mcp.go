@@ -43,9 +43,12 @@ type programIn struct {
 type runIn struct {
 	Ref           string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned, e.g. s0"`
 	Program       string `json:"program" jsonschema:"a plasm program (real newlines between lines)"`
-	Wait          *bool  `json:"wait,omitempty" jsonschema:"block until done (default true)"`
-	Force         bool   `json:"force,omitempty" jsonschema:"run a review plan without a plan_commit_ref"`
-	PlanCommitRef string `json:"plan_commit_ref,omitempty" jsonschema:"pcN from a matching plasm dry run"`
+	// Accepted so clients written for Plasm's flow do not fail validation;
+	// this server runs every plan synchronously and does not yet gate
+	// review plans, so they change nothing (see README status).
+	Wait          *bool  `json:"wait,omitempty" jsonschema:"accepted for compatibility; runs are always synchronous here"`
+	Force         bool   `json:"force,omitempty" jsonschema:"accepted for compatibility; review plans are not gated by this server yet"`
+	PlanCommitRef string `json:"plan_commit_ref,omitempty" jsonschema:"accepted for compatibility; review plans are not gated by this server yet"`
 }
 
 // mcpSessions names transport sessions: the Mcp-Session-Id when there is
