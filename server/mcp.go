@@ -41,8 +41,8 @@ type programIn struct {
 }
 
 type runIn struct {
-	Ref           string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned, e.g. s0"`
-	Program       string `json:"program" jsonschema:"a plasm program (real newlines between lines)"`
+	Ref     string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned, e.g. s0"`
+	Program string `json:"program" jsonschema:"a plasm program (real newlines between lines)"`
 	// Accepted so clients written for Plasm's flow do not fail validation;
 	// this server runs every plan synchronously and does not yet gate
 	// review plans, so they change nothing (see README status).
