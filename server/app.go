@@ -141,7 +141,6 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 			limits:    cfg.Limits,
 			sandboxes: map[string]*sandbox.Tenant{},
 			vendors:   vend,
-			locks:     map[string]*sync.Mutex{},
 		},
 	}
 	a.stdioTenant = a.anonymous
@@ -151,6 +150,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		// Auth (bearer tokens) and loopback-only binding are enforced by
 		// plasmd itself; browsers reach /mcp only through those checks.
 		DisableLocalhostProtection: cfg.Tenants != nil,
+		// Idle transport sessions close like idle execute sessions do, so
+		// abandoned connections do not accumulate.
+		SessionTimeout: idleTTL(cfg.SessionIdleTTL),
 	})
 	a.echo = echo.New()
 	a.echo.HideBanner = true
@@ -252,4 +254,12 @@ func capabilityList(c *catalog.Catalog) []capabilityInfo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// idleTTL is the session idle timeout, defaulting like the session store.
+func idleTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 30 * time.Minute
+	}
+	return d
 }

@@ -81,7 +81,7 @@ func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, inte
 	if err != nil {
 		return nil, err
 	}
-	unlock := s.lock("logical:" + l.ID)
+	unlock := s.logicalLocks.lock(l.ID)
 	defer unlock()
 	// Re-read under the lock: another call may have bound it meanwhile.
 	if l, err = s.store.GetLogical(ctx, t.ID, l.ID); err != nil {
@@ -89,6 +89,10 @@ func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, inte
 	}
 	out := &ContextResult{Ref: ref, LogicalID: l.ID}
 	if l.Binding != nil {
+		// The execute row can also be extended over HTTP, which takes only
+		// its execute lock; take it too (order: logical → execute).
+		unlockEx := s.executeLocks.lock(l.Binding.SessionID)
+		defer unlockEx()
 		ex, err := s.store.GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
 		switch {
 		case err == nil:
@@ -145,7 +149,7 @@ func (s *Service) OpenExecute(ctx context.Context, t *tenant.Tenant, seeds []See
 
 func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed, intent string, ranked []string, logicalID string) (*Opened, error) {
 	key := reuseKey(t.ID, rs, logicalID)
-	unlock := s.lock("reuse:" + key)
+	unlock := s.reuseLocks.lock(key)
 	defer unlock()
 	if ex, err := s.store.FindReusable(ctx, t.ID, key); err == nil {
 		return &Opened{Execute: ex, Reused: true}, nil
@@ -201,7 +205,7 @@ func (s *Service) Extend(ctx context.Context, t *tenant.Tenant, ex session.Execu
 	if err != nil {
 		return nil, err
 	}
-	unlock := s.lock("execute:" + ex.ID)
+	unlock := s.executeLocks.lock(ex.ID)
 	defer unlock()
 	// Re-read under the lock so concurrent waves append, never overwrite.
 	if ex, err = s.store.GetExecute(ctx, t.ID, ex.PromptHash, ex.ID); err != nil {

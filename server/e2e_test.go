@@ -379,4 +379,37 @@ func TestAuthAndOperatorRoutes(t *testing.T) {
 	if r := f.do(t, "GET", "/metrics", "", ""); r.status != 200 {
 		t.Fatalf("loopback /metrics: %d", r.status)
 	}
+	// Behind a reverse proxy on the same host every request is from
+	// loopback; a forwarded one is still a tenant's.
+	if r := f.do(t, "GET", "/metrics", "", "", "X-Forwarded-For", "198.51.100.9"); r.status != http.StatusForbidden {
+		t.Fatalf("forwarded /metrics: %d", r.status)
+	}
+}
+
+// With auth off the server answers only requests addressed to loopback: a
+// browser page rebinding its own name to 127.0.0.1 cannot drive it.
+func TestAuthOffRefusesForeignHostAndOrigin(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	for _, tc := range []struct {
+		host, origin string
+		status       int
+	}{
+		{"127.0.0.1:8787", "", 200},
+		{"localhost:8787", "http://localhost:3000", 200},
+		{"[::1]:8787", "", 200},
+		{"evil.example:8787", "", 403},
+		{"127.0.0.1:8787", "https://evil.example", 403},
+		{"127.0.0.1.evil.example", "", 403},
+	} {
+		req := httptest.NewRequest("GET", "/v1/registry", nil)
+		req.Host = tc.host
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		w := httptest.NewRecorder()
+		f.app.Handler().ServeHTTP(w, req)
+		if w.Code != tc.status {
+			t.Errorf("Host %s Origin %q: %d, want %d", tc.host, tc.origin, w.Code, tc.status)
+		}
+	}
 }

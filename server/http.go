@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -23,8 +24,11 @@ const tenantKey = "plasmd.tenant"
 // routes registers the HTTP surface on e.
 func (a *App) routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.httpError
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: a.cfg.MaxBody}))
 	e.Use(a.recoverer)
+	if a.tenants == nil {
+		e.Use(a.loopbackOnly)
+	}
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: a.cfg.MaxBody}))
 	e.GET("/v1/health", a.health)
 	auth := e.Group("", a.authenticate)
 	auth.GET("/v1/registry", a.registryList)
@@ -41,6 +45,41 @@ func (a *App) routes(e *echo.Echo) {
 	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()), a.operatorOnly)
 	mcpHandler := echo.WrapHandler(a.mcpHTTP)
 	auth.Any("/mcp", mcpHandler)
+}
+
+// loopbackOnly guards an auth-off server against DNS rebinding: it listens
+// on loopback only, so a request naming another Host (or coming from a page
+// of another Origin) is a browser tricked into talking to it, and must not
+// reach the anonymous tenant's secrets.
+func (a *App) loopbackOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if !loopbackHost(r.Host) {
+			return problem(http.StatusForbidden, "host-not-allowed", "auth is off, so only loopback Host headers are served")
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			u, err := url.Parse(o)
+			if err != nil || !loopbackHost(u.Host) {
+				return problem(http.StatusForbidden, "origin-not-allowed", "auth is off, so only loopback origins are served")
+			}
+		}
+		return next(c)
+	}
+}
+
+// loopbackHost reports whether a Host header (host or host:port) names
+// this machine's loopback interface.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // recoverer turns a panic in a handler into a generic 500 problem; the
@@ -126,6 +165,11 @@ func tenantOf(c echo.Context) *tenant.Tenant { return c.Get(tenantKey).(*tenant.
 func (a *App) operator(r *http.Request) bool {
 	if a.tenants == nil {
 		return true
+	}
+	// Behind a reverse proxy on the same host every request arrives from
+	// loopback; a forwarded request is a tenant's, not an operator's.
+	if r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != "" || r.Header.Get("X-Real-Ip") != "" {
+		return false
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/runtime/egress"
@@ -97,6 +98,9 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusGatewayTimeout, "sandbox-deadline", "catalog logic exceeded its time limit")
 	case errors.Is(err, sandbox.ErrMemoryLimit):
 		return problem(http.StatusUnprocessableEntity, "sandbox-memory", "catalog logic exceeded its memory limit")
+	case errors.Is(err, sandbox.ErrInputTooLarge) && isDecode(err):
+		// The backend's answer, not the client's request, was too big.
+		return problem(http.StatusBadGateway, "backend-too-large", "the backend's response is larger than the sandbox accepts")
 	case errors.Is(err, sandbox.ErrInputTooLarge), errors.Is(err, sandbox.ErrOutputTooLarge):
 		return problem(http.StatusRequestEntityTooLarge, "sandbox-size", err.Error())
 	case errors.Is(err, sandbox.ErrTrap), errors.Is(err, sandbox.ErrABI):
@@ -122,7 +126,16 @@ func toProblem(err error) *Problem {
 	}
 	var xe *executor.Error
 	if errors.As(err, &xe) {
-		return problem(http.StatusBadGateway, "run-failed", err.Error())
+		// What is left is the program asking for something its data cannot
+		// give (a reference to a result with no rows, a field a step
+		// dropped): the client's to fix, not a gateway failure.
+		return problem(http.StatusUnprocessableEntity, "run-failed", err.Error())
 	}
 	return problem(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// isDecode reports whether a sandbox error came from decoding a response.
+func isDecode(err error) bool {
+	var ce *sandbox.CallError
+	return errors.As(err, &ce) && (ce.Export == abi.ExportDecode || strings.HasPrefix(ce.Export, "plasm_hook_"))
 }

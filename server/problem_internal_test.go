@@ -49,6 +49,9 @@ func TestToProblem(t *testing.T) {
 		{fmt.Errorf("x: %w", egress.ErrSecret), 424, "secret-missing"},
 		{&executor.Error{Node: 1, Err: executor.ErrFanOut}, 422, "fan-out"},
 		{context.DeadlineExceeded, 504, "timeout"},
+		{&executor.Error{Node: 2, Err: errors.New("argument issue_id takes id from a result with 0 rows")}, 422, "run-failed"},
+		{&sandbox.CallError{Export: abi.ExportDecode, Err: sandbox.ErrInputTooLarge}, 502, "backend-too-large"},
+		{&sandbox.CallError{Export: abi.ExportPlan, Err: sandbox.ErrInputTooLarge}, 413, "sandbox-size"},
 		{errors.New("something internal with /home/secret/path"), 500, "internal"},
 	} {
 		p := toProblem(tc.err)

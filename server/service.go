@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"slices"
 	"sort"
@@ -40,7 +41,8 @@ type Service struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Tenant
-	locks     map[string]*sync.Mutex
+	// Lock order: logical → execute → reuse.
+	logicalLocks, reuseLocks, executeLocks stripedLocks
 }
 
 // Seed names an entity to expose: an entry id (or alias) and an entity.
@@ -74,15 +76,16 @@ func (s *Service) sandboxFor(t *tenant.Tenant) *sandbox.Tenant {
 	return sb
 }
 
-// lock serialises changes to one logical (or execute) session.
-func (s *Service) lock(key string) func() {
-	s.mu.Lock()
-	m, ok := s.locks[key]
-	if !ok {
-		m = &sync.Mutex{}
-		s.locks[key] = m
-	}
-	s.mu.Unlock()
+// stripedLocks serialise work per key with a fixed set of mutexes, so the
+// number of keys clients invent never grows memory. Two keys may share a
+// stripe; that only costs concurrency. Each kind of key has its own
+// stripes, so code holding one kind may take another without deadlock.
+type stripedLocks [64]sync.Mutex
+
+func (st *stripedLocks) lock(key string) func() {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	m := &st[h.Sum32()%uint32(len(st))]
 	m.Lock()
 	return m.Unlock
 }
