@@ -23,7 +23,7 @@ const preamble = `# plasm teaching table for this session. Send programs to plas
 #   next page of an earlier result: page(sN_pgM) or page(sN_pgM, limit=50), with the handle the result gave
 # Composition:
 #   project to the fields you need and bound reads with .limit(n); unbounded or unprojected reads, large fan-outs and every mutation get a review verdict
-#   dry-run with plasm first; run a review plan with plasm_run and the plan_commit_ref (pcN) from that dry run, or with force
+#   dry-run with plasm when unsure: it returns the plan and its verdict (review for mutations and unbounded reads) without calling any API
 #   bind a read once and reuse it; one program can return several roots
 #   take ids and filter values from earlier results; never guess them
 #   entities marked "read only" were reached through a relation: read them, do not write them
