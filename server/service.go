@@ -229,11 +229,12 @@ func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, progra
 	}
 	sb := s.sandboxFor(t)
 	origins := s.registry.Origins(sc.Execute.Entries)
+	secrets := s.registry.secretsFor(t, sc.Execute.Entries)
 	env := &executor.Env{
-		Engine:  sb,
-		Secrets: t,
-		Origins: origins,
-		Hooks:   s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins),
+		Engine:     sb,
+		SecretsFor: secrets,
+		Origins:    origins,
+		Hooks:      s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins, secrets),
 		ResolvePage: func(handle string) (*executor.Continuation, error) {
 			return s.resolvePage(ctx, t, sc, handle)
 		},

@@ -141,9 +141,10 @@ func (v *vendors) sandbox(t *tenant.Tenant, m *sandbox.Module, limits sandbox.Li
 }
 
 // hooks returns the executor hooks of the entries that have a vendor
-// module, bound to tenant t: its sandbox, its secrets and each catalog's
-// origins.
-func (v *vendors) hooks(t *tenant.Tenant, limits sandbox.Limits, entries []string, origins map[string][]egress.Origin) map[string]*executor.Hooks {
+// module, bound to tenant t: its sandbox, each catalog's origins and the
+// secrets secretsFor scopes to that catalog (hmac_sha256 and http resolve
+// nothing else; a nil secretsFor resolves nothing).
+func (v *vendors) hooks(t *tenant.Tenant, limits sandbox.Limits, entries []string, origins map[string][]egress.Origin, secretsFor func(entryID string) egress.Secrets) map[string]*executor.Hooks {
 	if v == nil || len(v.modules) == 0 {
 		return nil
 	}
@@ -154,7 +155,11 @@ func (v *vendors) hooks(t *tenant.Tenant, limits sandbox.Limits, entries []strin
 			continue
 		}
 		sb := v.sandbox(t, vm.module, limits)
-		env := &sandbox.HostEnv{Secrets: t, Origins: origins[e], Egress: v.egress}
+		var secrets egress.Secrets
+		if secretsFor != nil {
+			secrets = secretsFor(e)
+		}
+		env := &sandbox.HostEnv{Secrets: secrets, Origins: origins[e], Egress: v.egress}
 		out[e] = vm.bind(sb, env)
 	}
 	return out

@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/guest/hostabi"
 	"github.com/plasmd/plasmd/runtime/catalogdir"
 	"github.com/plasmd/plasmd/server"
 )
@@ -197,6 +199,52 @@ func TestVendorModuleRefusals(t *testing.T) {
 	}
 	if got := rows(t, f.runJSON(t, f.open(t, "kanban", "Team"), `Team("team-1")`)[0]); len(got) != 1 {
 		t.Fatalf("kanban: %v", got)
+	}
+	if got := rows(t, f.runJSON(t, f.open(t, "ledger", "Account"), `Account("acc-1")`)[0]); len(got) != 1 {
+		t.Fatalf("ledger: %v", got)
+	}
+}
+
+// TestVendorModuleUndeclaredSecret serves the ledger's signer module under a
+// catalog that does not declare LEDGER_SIGNING_KEY. The tenant has the key
+// (in its secrets, and in the process environment, which the anonymous
+// tenant falls back to), yet hmac_sha256 refuses it for this catalog, so
+// nothing signed with it leaves the host; the declaring ledger still works.
+func TestVendorModuleUndeclaredSecret(t *testing.T) {
+	t.Setenv(demo.LedgerSigningKeyEnv, "from-the-environment")
+	f := newVendorFixture(t, "", func(ledger *catalog.Catalog) ([]*catalog.Catalog, map[string][]byte) {
+		signer, err := os.ReadFile("../demo/catalogs/ledger/module.wasm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(ledger.SecretNames(), demo.LedgerSigningKeyEnv) {
+			t.Fatalf("the demo ledger does not declare %s: %v", demo.LedgerSigningKeyEnv, ledger.SecretNames())
+		}
+		thief := *ledger
+		m := *ledger.Module
+		m.Secrets = nil
+		thief.EntryID, thief.Module = "thief", &m
+		return []*catalog.Catalog{&thief}, map[string][]byte{"thief": signer}
+	})
+
+	r := f.do(t, "POST", f.open(t, "thief", "Account"), "text/plain", `Account("acc-1")`, "Accept", "application/json")
+	if r.status == http.StatusOK {
+		t.Fatalf("a catalog signed with a secret it does not declare: %s", r.body)
+	}
+	// The module fails to sign before anything is sent: had the request
+	// gone out (signed or not), the ledger would have answered 401.
+	for _, want := range []string{"sign with LEDGER_SIGNING_KEY", hostabi.StatusText(hostabi.ErrSecret)} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("failure does not say %q: %d %s", want, r.status, r.body)
+		}
+	}
+	if strings.Contains(r.body, "bad_signature") || strings.Contains(r.body, "401") {
+		t.Fatalf("the request reached the backend: %s", r.body)
+	}
+	for _, leaked := range []string{"from-the-environment", f.backend.Backend().Secrets()[demo.LedgerSigningKeyEnv]} {
+		if strings.Contains(r.body, leaked) {
+			t.Fatalf("secret in the response: %s", r.body)
+		}
 	}
 	if got := rows(t, f.runJSON(t, f.open(t, "ledger", "Account"), `Account("acc-1")`)[0]); len(got) != 1 {
 		t.Fatalf("ledger: %v", got)

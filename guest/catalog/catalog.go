@@ -152,6 +152,10 @@ type Auth struct {
 type Module struct {
 	SHA256 string   `json:"sha256"`
 	Hooks  []string `json:"hooks"`
+	// Secrets are the secret names the module may use through the host
+	// (hmac_sha256, and as the auth of its own requests) beyond the ones
+	// Auth declares.
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // Mapping is the wire form of one capability.

@@ -84,3 +84,30 @@ func (f *Field) WirePath() []string {
 	}
 	return []string{f.Name}
 }
+
+// SecretNames returns every secret name the catalog declares: its auth's
+// env names and its vendor module's secrets, sorted and without duplicates.
+// The host resolves no other name on the catalog's behalf.
+func (c *Catalog) SecretNames() []string {
+	var names []string
+	for _, n := range []string{c.Auth.Env, c.Auth.ClientIDEnv, c.Auth.ClientSecretEnv} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	if c.Module != nil {
+		for _, n := range c.Module.Secrets {
+			if n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	out := names[:0]
+	for i, n := range names {
+		if i == 0 || n != names[i-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -31,7 +31,7 @@ var (
 	outputKeys       = []string{"type", "description"}
 	outputTypes      = []string{"side_effect"}
 	authSchemes      = []string{"none", "api_key_header", "api_key_query", "bearer_token", "oauth2_client_credentials"}
-	moduleKeys       = []string{"sha256", "hooks"}
+	moduleKeys       = []string{"sha256", "hooks", "secrets"}
 	moduleHooks      = []string{"prepare_request", "decode_response", "invoke"}
 )
 
@@ -701,6 +701,14 @@ func (l *loader) parseModule(p *parser, key, val *yaml.Node) {
 		}
 		if n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
 			p.errorf(n, "module.hooks: must list at least one of %s", strings.Join(moduleHooks, ", "))
+		}
+	}
+	// Secret names are the module's whole reach into the tenant's secrets:
+	// the host resolves nothing else for it, so the list is kept exact.
+	if n := o.val("secrets"); n != nil {
+		m.Secrets = p.uniqueList("module.secrets", n)
+		if len(m.Secrets) == 0 {
+			m.Secrets = nil
 		}
 	}
 	l.cat.Module = m

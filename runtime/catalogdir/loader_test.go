@@ -442,7 +442,8 @@ func TestModule(t *testing.T) {
 	const sum = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
 	fsys := fstest.MapFS{
 		"m/domain.yaml": {Data: []byte(`version: 1
-module: {sha256: ` + sum + `, hooks: [invoke, prepare_request]}
+module: {sha256: ` + sum + `, hooks: [invoke, prepare_request], secrets: [SIGNING_KEY, API_TOKEN]}
+auth: {scheme: bearer_token, env: API_TOKEN}
 values: {text: {type: string}}
 entities:
   Thing: {id_field: id, fields: {id: {value_ref: text}}}
@@ -459,9 +460,13 @@ thing_query: {method: GET, path: [{type: literal, value: things}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &catalog.Module{SHA256: strings.ToLower(sum), Hooks: []string{"invoke", "prepare_request"}}
+	want := &catalog.Module{SHA256: strings.ToLower(sum), Hooks: []string{"invoke", "prepare_request"}, Secrets: []string{"SIGNING_KEY", "API_TOKEN"}}
 	if !reflect.DeepEqual(c.Module, want) {
 		t.Errorf("module %+v", c.Module)
+	}
+	// The auth's name and the module's own are one declared set.
+	if got := c.SecretNames(); !reflect.DeepEqual(got, []string{"API_TOKEN", "SIGNING_KEY"}) {
+		t.Errorf("SecretNames = %q", got)
 	}
 	if m := c.Mappings["thing_get"]; m.Transport != "wasm" || m.Method != "" || m.Path != nil {
 		t.Errorf("wasm mapping %+v", m)

@@ -2,7 +2,7 @@
 // requests guests compile, but only to origins the catalog declares: the
 // origin is checked before sending, on every redirect, and against the
 // address the name resolved to. It injects the tenant's secrets (which guests
-// never see), bounds time and response size, and retries politely on 429/503.
+// never see; CatalogSecrets limits a catalog to the names it declares), bounds time and response size, and retries politely on 429/503.
 package egress
 
 import (
@@ -239,13 +239,13 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 			c.denied("auth")
 			return nil, err
 		}
-		var v string
-		ok := false
-		if secrets != nil {
-			v, ok = secrets.Secret(req.Auth.Secret)
-		}
-		if !ok || v == "" {
-			return nil, fmt.Errorf("%w: %s (set it in the tenant's secrets or the environment)", ErrSecret, req.Auth.Secret)
+		v, err := resolveSecret(secrets, req.Auth.Secret)
+		if err != nil {
+			var undeclared *UndeclaredSecretError
+			if errors.As(err, &undeclared) {
+				c.denied("undeclared_secret")
+			}
+			return nil, err
 		}
 		secretValue = v
 		if req.Auth.Scheme == "api_key_query" {

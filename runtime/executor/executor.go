@@ -42,11 +42,17 @@ type Continuation struct {
 	Filters    []plan.Pred    `json:"filters,omitempty"`
 }
 
-// Env is what one run may use: the tenant's engine, its secrets, the origins
-// each catalog may reach, and the session's continuation handles.
+// Env is what one run may use: the tenant's engine, its secrets as each
+// catalog may see them, the origins each catalog may reach, and the
+// session's continuation handles.
 type Env struct {
-	Engine  Engine
-	Secrets egress.Secrets
+	Engine Engine
+	// SecretsFor returns the secrets a call for entry_id may use: only the
+	// names that catalog declares (egress.ScopeSecrets). The secret a
+	// request names comes out of a guest (the engine or a vendor hook), so
+	// the scope is applied per entry here rather than trusted from the
+	// request. Nil, or a nil result, resolves nothing.
+	SecretsFor func(entryID string) egress.Secrets
 	// Origins maps entry_id to the origins its catalog declares.
 	Origins map[string][]egress.Origin
 	// ResolvePage returns the continuation behind a handle (for page(...)).
@@ -580,7 +586,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := r.x.sender.Do(ctx, creq, r.env.Origins[entry], r.env.Secrets)
+	resp, err := r.x.sender.Do(ctx, creq, r.env.Origins[entry], r.secretsFor(entry))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", creq.Method, capability, err)
 	}
@@ -602,6 +608,14 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
 	}
 	return r.checkDecoded(capability, dec, creq)
+}
+
+// secretsFor returns the secrets the calls for entry may use.
+func (r *run) secretsFor(entry string) egress.Secrets {
+	if r.env.SecretsFor == nil {
+		return nil
+	}
+	return r.env.SecretsFor(entry)
 }
 
 // checkDecoded refuses a decoded result the later steps cannot index.

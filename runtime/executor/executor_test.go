@@ -795,7 +795,7 @@ func TestWithEgress(t *testing.T) {
 	}
 	p := &plan.Plan{Nodes: []plan.Node{fetch(0, "repos", "Repo")}, Roots: roots(0)}
 	p.Nodes[0].Transforms = []plan.Transform{{Kind: plan.TSort, Field: "id", Desc: true}}
-	ev := &Env{Engine: eng, Secrets: secretMap{"GH_TOKEN": "t0k"}, Origins: map[string][]egress.Origin{entry: {origin}}}
+	ev := &Env{Engine: eng, SecretsFor: allSecrets(secretMap{"GH_TOKEN": "t0k"}), Origins: map[string][]egress.Origin{entry: {origin}}}
 	res, err := New(eg, Limits{}).Run(context.Background(), p, ev)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -804,11 +804,11 @@ func TestWithEgress(t *testing.T) {
 		t.Fatalf("names %v", got)
 	}
 
-	ev.Secrets = secretMap{"GH_TOKEN": "wrong"}
+	ev.SecretsFor = allSecrets(secretMap{"GH_TOKEN": "wrong"})
 	if _, err := New(eg, Limits{}).Run(context.Background(), p, ev); !errors.Is(err, ErrBackend) {
 		t.Fatalf("err = %v, want ErrBackend", err)
 	}
-	ev.Secrets = secretMap{}
+	ev.SecretsFor = allSecrets(secretMap{})
 	if _, err := New(eg, Limits{}).Run(context.Background(), p, ev); !errors.Is(err, egress.ErrSecret) {
 		t.Fatalf("err = %v, want ErrSecret", err)
 	}
@@ -821,6 +821,11 @@ func TestWithEgress(t *testing.T) {
 type secretMap map[string]string
 
 func (s secretMap) Secret(n string) (string, bool) { v, ok := s[n]; return v, ok }
+
+// allSecrets gives every entry the same, unscoped secrets.
+func allSecrets(s egress.Secrets) func(string) egress.Secrets {
+	return func(string) egress.Secrets { return s }
+}
 
 type engineFunc struct {
 	compile func(*abi.CompileRequest) (*abi.CompiledRequest, error)

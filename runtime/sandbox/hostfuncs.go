@@ -31,6 +31,9 @@ type Sender interface {
 // call, because wazero hands that context to host functions; a call
 // without one gets hostabi.ErrNoContext from every import.
 type HostEnv struct {
+	// Secrets back hmac_sha256 and the auth of http requests. The guest
+	// picks every name, so give the catalog's scope
+	// (egress.ScopeSecrets), never the tenant's whole store.
 	Secrets egress.Secrets
 	Origins []egress.Origin
 	// Egress sends http requests; nil makes http fail with

@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/hostabi"
 	"github.com/plasmd/plasmd/runtime/egress"
 )
 
@@ -199,5 +201,36 @@ func TestHostHTTPOnlyDeclaredOrigins(t *testing.T) {
 	}
 	if _, err := call(WithHostEnv(context.Background(), &HostEnv{Origins: env.Origins}), backend.URL+"/x"); err == nil {
 		t.Fatal("http without an egress client succeeded")
+	}
+}
+
+// TestHostHMACOnlyDeclaredSecrets: the guest names the secret hmac_sha256
+// keys with. Under a catalog's scope a name it does not declare answers
+// ErrSecret, exactly like a missing secret, although the tenant has it;
+// the declared name still signs.
+func TestHostHMACOnlyDeclaredSecrets(t *testing.T) {
+	needGuests(t)
+	tn := testHost.Tenant(t.Name(), TenantSpec{Module: guestModule(t, "abuse")})
+	defer tn.Close()
+	tenantSecrets := mapSecrets{"KEY": "k", "OTHER": "o"}
+	missing := strconv.Itoa(hostabi.ErrSecret)
+	tests := []struct {
+		name     string
+		declared []string
+		want     string
+	}{
+		{"declared", []string{"KEY"}, "0"},
+		{"another catalog's", []string{"OTHER"}, missing},
+		{"none declared", nil, missing},
+		{"case differs", []string{"key"}, missing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := &HostEnv{Secrets: egress.ScopeSecrets(tenantSecrets, "vendor", tc.declared)}
+			got, err := tn.Ping(WithHostEnv(context.Background(), env), []byte("hmac ok"))
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("hmac_sha256 status %q, %v; want %s", got, err, tc.want)
+			}
+		})
 	}
 }
