@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,24 +20,60 @@ const (
 	MaxPagesPerScope = 1024
 )
 
+// maxSweepInterval caps the time between expiry sweeps, so a long TTL does
+// not let dead state pile up for hours before the first sweep.
+const maxSweepInterval = time.Minute
+
 // Memory is the embedded single-process Store. Values are deep-copied in
 // and out (through JSON for the nested ones) so no caller shares memory
 // with the store — the same contract a networked store has.
+//
+// Locking: one mutex guards the maps, but no JSON work happens under it.
+// A stored value is never mutated once stored (every write replaces the
+// whole value), so a getter copies the value's header under the lock and
+// deep-copies it after releasing, and one tenant's big run cannot stall
+// another tenant's calls.
+//
+// Expiry: store calls themselves sweep, at most every min(ttl/10, 1m); no
+// goroutine runs in the background. A sweep costs one pass over the
+// sessions and transports, amortised over the interval.
 type Memory struct {
-	mu      sync.Mutex
-	ttl     time.Duration
-	now     func() time.Time
-	logical map[string]Logical // id → logical
-	byPair  map[[2]string]string
+	mu         sync.Mutex
+	ttl        time.Duration
+	sweepEvery time.Duration
+	now        func() time.Time
+	lastSweep  time.Time
+
+	logical map[string]*logicalEntry  // id → logical
+	byPair  map[[2]string]string      // (tenant, intent) → logical id
 	refs    map[string]*transportRefs // transport → refs
 	execs   map[Binding]Execute
-	seqs    map[[3]string]int
-	runs    map[Binding][]Run
-	runIdx  map[[2]string]map[int]runKey
-	pages   map[[2]string]map[int]Page
-	// OnExpire, if set, is called (outside the lock) when an execute
-	// session is found expired.
+	reuse   map[[2]string]map[Binding]struct{} // (tenant, reuse key) → execs
+	// tombs remember swept execute sessions for one more TTL so their
+	// first lookup still says ErrExpired rather than ErrNotFound.
+	tombs  map[Binding]tomb
+	seqs   map[[2]string]map[string]int // (tenant, scope) → counter → last
+	runs   map[Binding][]Run
+	runIdx map[[2]string]map[int]runKey
+	pages  map[[2]string]map[int]Page
+	// expired holds sessions dropped under the lock, reported to OnExpire
+	// by unlock.
+	expired []Execute
+
+	// OnExpire, if set, is called (outside the lock, once per session) when
+	// an execute session expires, whether a lookup or a sweep found it.
 	OnExpire func(e Execute)
+}
+
+type logicalEntry struct {
+	l        Logical
+	lastUsed time.Time
+	// unboundSince is when the session was first seen without a live
+	// execute session (zero while bound); the idle TTL of a logical
+	// session only starts then, so an agent coming back just after its
+	// execute session expired still recovers into the same logical id.
+	unboundSince time.Time
+	transports   map[string]struct{} // transports holding a ref to it
 }
 
 type runKey struct {
@@ -44,10 +81,17 @@ type runKey struct {
 	runID string
 }
 
-type transportRefs struct {
+type tomb struct {
 	tenant string
-	byRef  map[string]string // ref → logical id
-	byID   map[string]string // logical id → ref
+	at     time.Time
+}
+
+type transportRefs struct {
+	tenant   string
+	next     int               // refs are never renumbered, so a dropped ref stays unknown
+	byRef    map[string]string // ref → logical id
+	byID     map[string]string // logical id → ref
+	lastUsed time.Time
 }
 
 // NewMemory returns an in-memory store whose execute sessions expire after
@@ -57,16 +101,19 @@ func NewMemory(ttl time.Duration) *Memory {
 		ttl = 30 * time.Minute
 	}
 	return &Memory{
-		ttl:     ttl,
-		now:     time.Now,
-		logical: map[string]Logical{},
-		byPair:  map[[2]string]string{},
-		refs:    map[string]*transportRefs{},
-		execs:   map[Binding]Execute{},
-		seqs:    map[[3]string]int{},
-		runs:    map[Binding][]Run{},
-		runIdx:  map[[2]string]map[int]runKey{},
-		pages:   map[[2]string]map[int]Page{},
+		ttl:        ttl,
+		sweepEvery: min(ttl/10, maxSweepInterval),
+		now:        time.Now,
+		logical:    map[string]*logicalEntry{},
+		byPair:     map[[2]string]string{},
+		refs:       map[string]*transportRefs{},
+		execs:      map[Binding]Execute{},
+		reuse:      map[[2]string]map[Binding]struct{}{},
+		tombs:      map[Binding]tomb{},
+		seqs:       map[[2]string]map[string]int{},
+		runs:       map[Binding][]Run{},
+		runIdx:     map[[2]string]map[int]runKey{},
+		pages:      map[[2]string]map[int]Page{},
 	}
 }
 
@@ -75,39 +122,193 @@ func (m *Memory) SetClock(now func() time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.now = now
+	m.lastSweep = time.Time{}
+}
+
+// lock takes the mutex, sweeps when one is due and returns the time the
+// call is stamped with. Every lock must be paired with unlock.
+func (m *Memory) lock() time.Time {
+	m.mu.Lock()
+	now := m.now()
+	if m.lastSweep.IsZero() || now.Before(m.lastSweep) || now.Sub(m.lastSweep) >= m.sweepEvery {
+		m.sweepLocked(now)
+	}
+	return now
+}
+
+// unlock releases the mutex, then reports expired sessions: OnExpire may be
+// slow or call back into the store.
+func (m *Memory) unlock() {
+	expired, onExpire := m.expired, m.OnExpire
+	m.expired = nil
+	m.mu.Unlock()
+	if onExpire != nil {
+		for _, e := range expired {
+			onExpire(e)
+		}
+	}
+}
+
+func (m *Memory) sweepLocked(now time.Time) {
+	m.lastSweep = now
+	var dead []Execute
+	for _, e := range m.execs {
+		if now.Sub(e.LastUsed) > m.ttl {
+			dead = append(dead, e)
+		}
+	}
+	// Deterministic OnExpire order, whatever the map order.
+	slices.SortFunc(dead, func(a, b Execute) int {
+		return cmp.Or(cmp.Compare(a.PromptHash, b.PromptHash), cmp.Compare(a.ID, b.ID))
+	})
+	for _, e := range dead {
+		m.expireLocked(e, now, true)
+	}
+	for k, t := range m.tombs {
+		if now.Sub(t.at) > m.ttl {
+			delete(m.tombs, k)
+		}
+	}
+	for id, le := range m.logical {
+		if m.boundLocked(le) {
+			le.unboundSince = time.Time{}
+			continue
+		}
+		if le.unboundSince.IsZero() {
+			le.unboundSince = now
+		}
+		idleFrom := le.lastUsed
+		if le.unboundSince.After(idleFrom) {
+			idleFrom = le.unboundSince
+		}
+		if now.Sub(idleFrom) > m.ttl {
+			m.removeLogicalLocked(id, le)
+		}
+	}
+	// A transport whose refs all went with their logical sessions has been
+	// idle for at least a TTL; one with refs left is kept until
+	// ForgetTransport or until they go.
+	for name, tr := range m.refs {
+		if len(tr.byRef) == 0 && now.Sub(tr.lastUsed) > m.ttl {
+			delete(m.refs, name)
+		}
+	}
+}
+
+func (m *Memory) boundLocked(le *logicalEntry) bool {
+	if le.l.Binding == nil {
+		return false
+	}
+	e, ok := m.execs[*le.l.Binding]
+	return ok && e.Tenant == le.l.Tenant
+}
+
+// expireLocked drops an execute session that passed its TTL, queues it for
+// OnExpire and, when tombstone is set, remembers it so its owner's next
+// lookup reads ErrExpired.
+func (m *Memory) expireLocked(e Execute, now time.Time, tombstone bool) {
+	m.dropExecLocked(e)
+	if tombstone {
+		m.tombs[e.Key()] = tomb{tenant: e.Tenant, at: now}
+	}
+	m.expired = append(m.expired, e)
+}
+
+func (m *Memory) dropExecLocked(e Execute) {
+	k := e.Key()
+	delete(m.execs, k)
+	rk := [2]string{e.Tenant, e.ReuseKey}
+	if set := m.reuse[rk]; set != nil {
+		delete(set, k)
+		if len(set) == 0 {
+			delete(m.reuse, rk)
+		}
+	}
+	// HTTP runs and pages are scoped by the execute session id and are
+	// unreachable once it is gone.
+	m.removeScopeLocked(e.Tenant, e.ID)
+}
+
+func (m *Memory) removeLogicalLocked(id string, le *logicalEntry) {
+	pair := [2]string{le.l.Tenant, le.l.Intent}
+	if m.byPair[pair] == id {
+		delete(m.byPair, pair)
+	}
+	for name := range le.transports {
+		if tr := m.refs[name]; tr != nil {
+			if ref, ok := tr.byID[id]; ok {
+				delete(tr.byRef, ref)
+				delete(tr.byID, id)
+			}
+		}
+	}
+	m.removeScopeLocked(le.l.Tenant, id)
+	delete(m.logical, id)
+}
+
+func (m *Memory) removeScopeLocked(tenant, scope string) {
+	k := [2]string{tenant, scope}
+	for _, rk := range m.runIdx[k] {
+		m.deleteRunLocked(tenant, rk)
+	}
+	delete(m.runIdx, k)
+	delete(m.seqs, k)
+	delete(m.pages, k)
+}
+
+func (m *Memory) deleteRunLocked(tenant string, rk runKey) {
+	rs := slices.DeleteFunc(m.runs[rk.b], func(r Run) bool { return r.RunID == rk.runID && r.Tenant == tenant })
+	if len(rs) == 0 {
+		delete(m.runs, rk.b)
+		return
+	}
+	m.runs[rk.b] = rs
+}
+
+// touchScopeLocked counts activity in a scope as use of the logical
+// session it names (if it names one), so a session that is only run in is
+// not taken for idle.
+func (m *Memory) touchScopeLocked(tenant, scope string, now time.Time) {
+	if le := m.logical[scope]; le != nil && le.l.Tenant == tenant {
+		le.lastUsed = now
+	}
 }
 
 func (m *Memory) OpenLogical(_ context.Context, tenant, intent string) (Logical, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	defer m.unlock()
 	if id, ok := m.byPair[[2]string{tenant, intent}]; ok {
-		return copyLogical(m.logical[id]), nil
+		le := m.logical[id]
+		le.lastUsed = now
+		return copyLogical(le.l), nil
 	}
 	l := Logical{ID: uuid.NewString(), Tenant: tenant, Intent: intent}
-	m.logical[l.ID] = l
+	m.logical[l.ID] = &logicalEntry{l: l, lastUsed: now, unboundSince: now, transports: map[string]struct{}{}}
 	m.byPair[[2]string{tenant, intent}] = l.ID
 	return copyLogical(l), nil
 }
 
 func (m *Memory) GetLogical(_ context.Context, tenant, id string) (Logical, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l, ok := m.logical[id]
-	if !ok || l.Tenant != tenant {
+	now := m.lock()
+	defer m.unlock()
+	le, ok := m.logical[id]
+	if !ok || le.l.Tenant != tenant {
 		return Logical{}, fmt.Errorf("logical session %s: %w", id, ErrNotFound)
 	}
-	return copyLogical(l), nil
+	le.lastUsed = now
+	return copyLogical(le.l), nil
 }
 
 func (m *Memory) BindLogical(_ context.Context, tenant, id string, b Binding) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l, ok := m.logical[id]
-	if !ok || l.Tenant != tenant {
+	now := m.lock()
+	defer m.unlock()
+	le, ok := m.logical[id]
+	if !ok || le.l.Tenant != tenant {
 		return fmt.Errorf("logical session %s: %w", id, ErrNotFound)
 	}
-	l.Binding = &b
-	m.logical[id] = l
+	le.l.Binding = &b
+	le.lastUsed = now
+	le.unboundSince = time.Time{}
 	return nil
 }
 
@@ -120,11 +321,12 @@ func copyLogical(l Logical) Logical {
 }
 
 func (m *Memory) RefFor(_ context.Context, transport, tenant, logicalID string) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	defer m.unlock()
 	// A ref is only ever minted for the tenant's own logical session, so a
 	// transport can never be handed a name for someone else's.
-	if l, ok := m.logical[logicalID]; !ok || l.Tenant != tenant {
+	le, ok := m.logical[logicalID]
+	if !ok || le.l.Tenant != tenant {
 		return "", fmt.Errorf("logical session %s: %w", logicalID, ErrNotFound)
 	}
 	tr := m.refs[transport]
@@ -135,18 +337,22 @@ func (m *Memory) RefFor(_ context.Context, transport, tenant, logicalID string) 
 	if tr.tenant != tenant {
 		return "", fmt.Errorf("transport session belongs to another tenant: %w", ErrNotFound)
 	}
+	tr.lastUsed = now
+	le.lastUsed = now
 	if ref, ok := tr.byID[logicalID]; ok {
 		return ref, nil
 	}
-	ref := "s" + strconv.Itoa(len(tr.byRef))
+	ref := "s" + strconv.Itoa(tr.next)
+	tr.next++
 	tr.byRef[ref] = logicalID
 	tr.byID[logicalID] = ref
+	le.transports[transport] = struct{}{}
 	return ref, nil
 }
 
 func (m *Memory) ResolveRef(_ context.Context, transport, tenant, ref string) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	defer m.unlock()
 	tr := m.refs[transport]
 	if tr == nil || tr.tenant != tenant {
 		return "", fmt.Errorf("logical_session_ref %q: %w", ref, ErrNotFound)
@@ -155,7 +361,25 @@ func (m *Memory) ResolveRef(_ context.Context, transport, tenant, ref string) (s
 	if !ok {
 		return "", fmt.Errorf("logical_session_ref %q: %w", ref, ErrNotFound)
 	}
+	tr.lastUsed = now
+	m.touchScopeLocked(tenant, id, now)
 	return id, nil
+}
+
+func (m *Memory) ForgetTransport(_ context.Context, transport string) error {
+	m.lock()
+	defer m.unlock()
+	tr := m.refs[transport]
+	if tr == nil {
+		return nil
+	}
+	for id := range tr.byID {
+		if le := m.logical[id]; le != nil {
+			delete(le.transports, transport)
+		}
+	}
+	delete(m.refs, transport)
+	return nil
 }
 
 func (m *Memory) PutExecute(_ context.Context, e Execute) error {
@@ -163,37 +387,57 @@ func (m *Memory) PutExecute(_ context.Context, e Execute) error {
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	defer m.unlock()
 	if c.LastUsed.IsZero() {
-		c.LastUsed = m.now()
+		c.LastUsed = now
 	}
-	m.execs[c.Key()] = c
+	k := c.Key()
+	if old, ok := m.execs[k]; ok && (old.Tenant != c.Tenant || old.ReuseKey != c.ReuseKey) {
+		rk := [2]string{old.Tenant, old.ReuseKey}
+		delete(m.reuse[rk], k)
+		if len(m.reuse[rk]) == 0 {
+			delete(m.reuse, rk)
+		}
+	}
+	delete(m.tombs, k)
+	m.execs[k] = c
+	rk := [2]string{c.Tenant, c.ReuseKey}
+	if m.reuse[rk] == nil {
+		m.reuse[rk] = map[Binding]struct{}{}
+	}
+	m.reuse[rk][k] = struct{}{}
 	return nil
 }
 
 func (m *Memory) GetExecute(_ context.Context, tenant, promptHash, id string) (Execute, error) {
-	m.mu.Lock()
+	e, err := m.getExecute(tenant, promptHash, id)
+	if err != nil {
+		return Execute{}, err
+	}
+	return clone(e)
+}
+
+func (m *Memory) getExecute(tenant, promptHash, id string) (Execute, error) {
+	now := m.lock()
+	defer m.unlock()
 	k := Binding{PromptHash: promptHash, SessionID: id}
 	e, ok := m.execs[k]
 	if !ok || e.Tenant != tenant {
-		m.mu.Unlock()
+		// A sweep got there first: say so once, as the lookup would have.
+		if t, ok := m.tombs[k]; ok && t.tenant == tenant {
+			delete(m.tombs, k)
+			return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrExpired)
+		}
 		return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrNotFound)
 	}
-	now := m.now()
 	if now.Sub(e.LastUsed) > m.ttl {
-		delete(m.execs, k)
-		onExpire := m.OnExpire
-		m.mu.Unlock()
-		if onExpire != nil {
-			onExpire(e)
-		}
+		m.expireLocked(e, now, false)
 		return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrExpired)
 	}
 	e.LastUsed = now
 	m.execs[k] = e
-	m.mu.Unlock()
-	return clone(e)
+	return e, nil
 }
 
 // FindReusable picks, among the tenant's live sessions with this key, the
@@ -201,39 +445,39 @@ func (m *Memory) GetExecute(_ context.Context, tenant, promptHash, id string) (E
 // on map order). Expired candidates met on the way are dropped and reported
 // to OnExpire rather than shadowing a live one.
 func (m *Memory) FindReusable(_ context.Context, tenant, reuseKey string) (Execute, error) {
-	m.mu.Lock()
-	now := m.now()
-	var expired []Execute
+	best, err := m.findReusable(tenant, reuseKey)
+	if err != nil {
+		return Execute{}, err
+	}
+	return clone(best)
+}
+
+func (m *Memory) findReusable(tenant, reuseKey string) (Execute, error) {
+	now := m.lock()
+	defer m.unlock()
+	var dead []Execute
 	var best Execute
 	found := false
-	for k, e := range m.execs {
-		if e.Tenant != tenant || e.ReuseKey != reuseKey {
-			continue
-		}
+	for k := range m.reuse[[2]string{tenant, reuseKey}] {
+		e := m.execs[k]
 		if now.Sub(e.LastUsed) > m.ttl {
-			delete(m.execs, k)
-			expired = append(expired, e)
+			dead = append(dead, e)
 			continue
 		}
 		if !found || e.LastUsed.After(best.LastUsed) || (e.LastUsed.Equal(best.LastUsed) && lessKey(k, best.Key())) {
 			best, found = e, true
 		}
 	}
-	if found {
-		best.LastUsed = now
-		m.execs[best.Key()] = best
-	}
-	onExpire := m.OnExpire
-	m.mu.Unlock()
-	if onExpire != nil {
-		for _, e := range expired {
-			onExpire(e)
-		}
+	// Dropped after the loop: dropping edits the set being ranged over.
+	for _, e := range dead {
+		m.expireLocked(e, now, true)
 	}
 	if !found {
 		return Execute{}, fmt.Errorf("reusable execute session: %w", ErrNotFound)
 	}
-	return clone(best)
+	best.LastUsed = now
+	m.execs[best.Key()] = best
+	return best, nil
 }
 
 func lessKey(a, b Binding) bool {
@@ -244,11 +488,22 @@ func lessKey(a, b Binding) bool {
 }
 
 func (m *Memory) NextSeq(_ context.Context, tenant, scope, counter string) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := [3]string{tenant, scope, counter}
-	m.seqs[k]++
-	return m.seqs[k], nil
+	now := m.lock()
+	defer m.unlock()
+	k := [2]string{tenant, scope}
+	if m.seqs[k] == nil {
+		m.seqs[k] = map[string]int{}
+	}
+	m.seqs[k][counter]++
+	m.touchScopeLocked(tenant, scope, now)
+	return m.seqs[k][counter], nil
+}
+
+func runScope(r *Run) string {
+	if r.LogicalID != "" {
+		return r.LogicalID
+	}
+	return r.SessionID
 }
 
 func (m *Memory) PutRun(_ context.Context, r Run) error {
@@ -256,25 +511,30 @@ func (m *Memory) PutRun(_ context.Context, r Run) error {
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	defer m.unlock()
 	b := Binding{PromptHash: c.PromptHash, SessionID: c.SessionID}
 	// Storing a run again (e.g. a retried write) replaces it; a duplicate
-	// would show twice in ListRuns.
+	// would show twice in ListRuns. The slice element is overwritten, never
+	// the Run a reader copied out.
 	if i := slices.IndexFunc(m.runs[b], func(r Run) bool { return r.RunID == c.RunID && r.Tenant == c.Tenant }); i >= 0 {
 		m.runs[b][i] = c
 	} else {
 		m.runs[b] = append(m.runs[b], c)
 	}
-	scope := c.LogicalID
-	if scope == "" {
-		scope = c.SessionID
-	}
+	scope := runScope(&c)
+	m.touchScopeLocked(c.Tenant, scope, now)
 	k := [2]string{c.Tenant, scope}
 	if m.runIdx[k] == nil {
 		m.runIdx[k] = map[int]runKey{}
 	}
-	m.runIdx[k][c.N] = runKey{b: b, runID: c.RunID}
+	rk := runKey{b: b, runID: c.RunID}
+	// A different run under the same r/N would otherwise be unreachable
+	// by index yet never evicted.
+	if old, ok := m.runIdx[k][c.N]; ok && old != rk {
+		m.deleteRunLocked(c.Tenant, old)
+	}
+	m.runIdx[k][c.N] = rk
 	// Keep the newest MaxRunsPerScope: an agent looping on plasm_run must
 	// not grow the process without bound. Older artifacts read as not found.
 	if len(m.runIdx[k]) > MaxRunsPerScope {
@@ -284,53 +544,69 @@ func (m *Memory) PutRun(_ context.Context, r Run) error {
 		}
 		old := m.runIdx[k][oldest]
 		delete(m.runIdx[k], oldest)
-		m.runs[old.b] = slices.DeleteFunc(m.runs[old.b], func(r Run) bool { return r.RunID == old.runID })
-		if len(m.runs[old.b]) == 0 {
-			delete(m.runs, old.b)
-		}
+		m.deleteRunLocked(c.Tenant, old)
 	}
 	return nil
 }
 
 func (m *Memory) GetRun(_ context.Context, tenant, promptHash, sessionID, runID string) (Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.getRunLocked(tenant, Binding{PromptHash: promptHash, SessionID: sessionID}, runID)
+	now := m.lock()
+	r, ok := m.findRunLocked(tenant, Binding{PromptHash: promptHash, SessionID: sessionID}, runID)
+	if ok {
+		m.touchScopeLocked(tenant, runScope(&r), now)
+	}
+	m.unlock()
+	if !ok {
+		return Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+	}
+	return clone(r)
 }
 
-func (m *Memory) getRunLocked(tenant string, b Binding, runID string) (Run, error) {
+// findRunLocked returns the stored run by value: its nested tables stay
+// shared with the store, which is safe because stored runs are never
+// mutated, and the caller deep-copies after unlocking.
+func (m *Memory) findRunLocked(tenant string, b Binding, runID string) (Run, bool) {
 	for _, r := range m.runs[b] {
 		if r.RunID == runID && r.Tenant == tenant {
-			return clone(r)
+			return r, true
 		}
 	}
-	return Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+	return Run{}, false
 }
 
 func (m *Memory) GetRunByIndex(_ context.Context, tenant, scope string, n int) (Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	var r Run
 	rk, ok := m.runIdx[[2]string{tenant, scope}][n]
+	if ok {
+		r, ok = m.findRunLocked(tenant, rk.b, rk.runID)
+		m.touchScopeLocked(tenant, scope, now)
+	}
+	m.unlock()
 	if !ok {
 		return Run{}, fmt.Errorf("run r/%d: %w", n, ErrNotFound)
 	}
-	return m.getRunLocked(tenant, rk.b, rk.runID)
+	return clone(r)
 }
 
 func (m *Memory) ListRuns(_ context.Context, tenant, promptHash, sessionID string) ([]Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []Run
+	m.lock()
+	var found []Run
 	for _, r := range m.runs[Binding{PromptHash: promptHash, SessionID: sessionID}] {
 		if r.Tenant == tenant {
-			c, err := clone(r)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, c)
+			found = append(found, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b Run) int { return a.N - b.N })
+	m.unlock()
+	slices.SortFunc(found, func(a, b Run) int { return a.N - b.N })
+	var out []Run
+	for _, r := range found {
+		c, err := clone(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
 	return out, nil
 }
 
@@ -339,8 +615,9 @@ func (m *Memory) PutPage(_ context.Context, p Page) error {
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
+	defer m.unlock()
+	m.touchScopeLocked(c.Tenant, c.Scope, now)
 	k := [2]string{c.Tenant, c.Scope}
 	if m.pages[k] == nil {
 		m.pages[k] = map[int]Page{}
@@ -357,9 +634,12 @@ func (m *Memory) PutPage(_ context.Context, p Page) error {
 }
 
 func (m *Memory) GetPage(_ context.Context, tenant, scope string, n int) (Page, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	now := m.lock()
 	p, ok := m.pages[[2]string{tenant, scope}][n]
+	if ok {
+		m.touchScopeLocked(tenant, scope, now)
+	}
+	m.unlock()
 	if !ok {
 		return Page{}, fmt.Errorf("paging handle %d: %w", n, ErrNotFound)
 	}

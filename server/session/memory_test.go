@@ -304,7 +304,9 @@ func TestFindReusable(t *testing.T) {
 	c.Advance(ttl + time.Second)
 	_, err = m.FindReusable(bg, "A", "k")
 	wantErr(t, err, ErrNotFound)
-	if !reflect.DeepEqual(expired, []string{"old", "new"}) {
+	// The sweep reports the sessions nobody looked up again ("b",
+	// "other-key", in key order) as well.
+	if !reflect.DeepEqual(expired, []string{"old", "b", "other-key", "new"}) {
 		t.Fatalf("expired %v", expired)
 	}
 }
@@ -497,12 +499,20 @@ func TestConcurrent(t *testing.T) {
 					t.Error(err)
 				}
 				if _, err := m.GetRunByIndex(bg, tenant, l.ID, n); err != nil {
-					t.Error(err)
+					// The clock jumps by hours here, so the logical session
+					// may have been idle past the TTL and swept with its
+					// runs; any other loss is a bug.
+					if !errors.Is(err, ErrNotFound) || must(m.OpenLogical(bg, tenant, "shared intent")).ID == l.ID {
+						t.Error(err)
+					}
 				}
 				if _, err := m.ListRuns(bg, tenant, "h", id); err != nil {
 					t.Error(err)
 				}
-				if i%10 == 0 {
+				// One worker moves the clock, so execute sessions expire
+				// mid-run while the shared logical sessions, used by every
+				// worker of their tenant, stay well inside their TTL.
+				if w == 0 && i%10 == 0 {
 					c.Advance(30 * time.Minute)
 				}
 			}

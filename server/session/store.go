@@ -9,8 +9,8 @@
 // value through JSON, so code that works against it never relies on shared
 // pointers. A Redis store would keep one JSON document per Logical, Execute,
 // Run and Page under keys scoped by tenant, map (tenant, intent) and
-// (transport, ref) with SETNX so concurrent opens agree on one id, use INCR
-// for NextSeq, and express the idle TTL as a key expiry refreshed by
+// (transport, ref) with SETNX so concurrent opens agree on one id (one hash
+// per transport, so ForgetTransport is a single DEL), use INCR for NextSeq, and express the idle TTL as a key expiry refreshed by
 // GetExecute (distinguishing ErrExpired from ErrNotFound with a short-lived
 // tombstone). Server code reaches the store only through this interface and
 // server.Config.SessionStore injects one.
@@ -106,6 +106,13 @@ type Page struct {
 
 // Store is the session state. Implementations must be safe for concurrent
 // use and must never return another tenant's objects.
+//
+// State is bounded by idleness, not kept forever: an execute session idle
+// past the TTL expires (with its HTTP-scoped runs, pages and counters), and
+// a logical session whose binding is gone and that has not been used for a
+// further TTL is removed with its refs, counters, runs and pages. Anything
+// that named a removed object (a ref, an r/N, a paging handle, a canonical
+// run id) then reads as ErrNotFound.
 type Store interface {
 	// OpenLogical returns the logical session for (tenant, intent), creating
 	// it on first use; the same pair always yields the same id.
@@ -118,6 +125,11 @@ type Store interface {
 	RefFor(ctx context.Context, transport, tenant, logicalID string) (string, error)
 	// ResolveRef returns the logical id a transport's ref names.
 	ResolveRef(ctx context.Context, transport, tenant, ref string) (string, error)
+	// ForgetTransport drops every ref minted on a transport (call it when
+	// the MCP session closes). The logical sessions they named live on and
+	// keep their other refs; forgetting an unknown transport is not an
+	// error. A later RefFor on the same transport starts again at s0.
+	ForgetTransport(ctx context.Context, transport string) error
 
 	PutExecute(ctx context.Context, e Execute) error
 	// GetExecute returns a live execute session and marks it used;
