@@ -187,7 +187,7 @@ func (a *App) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	defer a.mcpIDs.forget(ss)
+	defer a.endTransport(ss)
 	err = ss.Wait()
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil

@@ -84,16 +84,42 @@ func (m *mcpSessions) id(ss *mcp.ServerSession, extra *mcp.RequestExtra, t *tena
 	return id
 }
 
-func (m *mcpSessions) forget(ss *mcp.ServerSession) {
+// forget drops a closed session and returns the transport id its refs were
+// minted under ("" for stateless calls, whose scope is the tenant's).
+func (m *mcpSessions) forget(ss *mcp.ServerSession) string {
+	if id := ss.ID(); id != "" {
+		return "mcp:" + id
+	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := m.ids[ss]
 	delete(m.ids, ss)
-	m.mu.Unlock()
+	return id
+}
+
+// endTransport releases what a closed MCP session held: its refs (the
+// logical sessions they named live on) and its id.
+func (a *App) endTransport(ss *mcp.ServerSession) {
+	if id := a.mcpIDs.forget(ss); id != "" {
+		if err := a.svc.store.ForgetTransport(context.Background(), id); err != nil {
+			a.log.Warn("forget MCP transport", "transport", id, "err", err)
+		}
+	}
 }
 
 func (a *App) newMCPServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "plasmd", Version: Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       a.log,
+		// Watch each initialised session so its refs are released when
+		// it closes (client DELETE, idle timeout, stdio EOF).
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			ss := req.Session
+			go func() {
+				_ = ss.Wait()
+				a.endTransport(ss)
+			}()
+		},
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "discover_capabilities", Description: "Rank catalog entities for one intent sentence describing the whole goal. Returns TSV rows api/entity/description; copy api and entity into plasm_context seeds."}, a.toolDiscover)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm_context", Description: "Open or extend the logical session for an intent with entity seeds. First line is the logical_session_ref (`s0`); then the teaching table (first open) or only new rows (expand/federate), or one line when nothing changed."}, a.toolContext)

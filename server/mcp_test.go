@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/server"
+	"github.com/plasmd/plasmd/server/session"
 )
 
 // mcpClient connects a go-sdk client to the fixture's /mcp endpoint.
@@ -231,5 +233,40 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: get.meta["run_uri"].(string)})
 	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, `"iss-3"`) {
 		t.Fatalf("resources/read %v: %v %v", get.meta["run_uri"], err, res)
+	}
+}
+
+// recordingStore notes which transports were forgotten.
+type recordingStore struct {
+	session.Store
+	forgot chan string
+}
+
+func (r *recordingStore) ForgetTransport(ctx context.Context, transport string) error {
+	r.forgot <- transport
+	return r.Store.ForgetTransport(ctx, transport)
+}
+
+// Closing an MCP connection releases its refs in the session store.
+func TestMCPCloseForgetsTransport(t *testing.T) {
+	store := &recordingStore{Store: session.NewMemory(time.Hour), forgot: make(chan string, 4)}
+	f := newFixture(t, server.Config{SessionStore: store})
+	c := mcp.NewClient(&mcp.Implementation{Name: "closer", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, call(t, cs, "plasm_context", map[string]any{"intent": "close me", "seeds": []any{map[string]any{"api": "tracker", "entity": "Issue"}}}))
+	id := cs.ID()
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-store.forgot:
+		if got != "mcp:"+id {
+			t.Fatalf("forgot %q, want mcp:%s", got, id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("closing the MCP session never released its transport")
 	}
 }
