@@ -415,7 +415,10 @@ func (m *Memory) GetExecute(_ context.Context, tenant, promptHash, id string) (E
 	if err != nil {
 		return Execute{}, err
 	}
-	return clone(e)
+	// Every run reads its execute session; a typed deep copy costs a small
+	// fraction of a JSON round trip. PutExecute still goes through JSON, so
+	// what is stored is known to serialise.
+	return e.Clone(), nil
 }
 
 func (m *Memory) getExecute(tenant, promptHash, id string) (Execute, error) {
@@ -449,7 +452,7 @@ func (m *Memory) FindReusable(_ context.Context, tenant, reuseKey string) (Execu
 	if err != nil {
 		return Execute{}, err
 	}
-	return clone(best)
+	return best.Clone(), nil
 }
 
 func (m *Memory) findReusable(tenant, reuseKey string) (Execute, error) {

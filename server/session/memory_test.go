@@ -582,3 +582,29 @@ func TestRetentionBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Execute.Clone must deep-copy every reference-typed field; a field added
+// later without a copy here would alias the store.
+func TestExecuteCloneCoversEveryField(t *testing.T) {
+	typ := reflect.TypeOf(Execute{})
+	copied := map[string]bool{"Entries": true, "Digests": true, "Symbols": true, "Exposure": true}
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Struct, reflect.Interface:
+			if f.Type == reflect.TypeOf(time.Time{}) {
+				continue
+			}
+			if !copied[f.Name] {
+				t.Errorf("Execute.%s (%s) is not deep-copied by Clone", f.Name, f.Type)
+			}
+		}
+	}
+	e := Execute{Entries: []string{"a"}, Digests: map[string]string{"a": "d"},
+		Symbols: symbol.Map{Entities: []symbol.Entity{{EntryID: "a", Name: "X"}}}}
+	c := e.Clone()
+	c.Entries[0], c.Digests["a"], c.Symbols.Entities[0].Name = "z", "z", "Z"
+	if e.Entries[0] != "a" || e.Digests["a"] != "d" || e.Symbols.Entities[0].Name != "X" {
+		t.Fatalf("Clone shares memory: %+v", e)
+	}
+}

@@ -19,6 +19,8 @@ package session
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -69,6 +71,16 @@ type Execute struct {
 	DomainRevision int       `json:"domain_revision"`
 	Created        time.Time `json:"created"`
 	LastUsed       time.Time `json:"last_used"`
+}
+
+// Clone returns a deep copy sharing no memory with e.
+func (e Execute) Clone() Execute {
+	c := e
+	c.Entries = slices.Clone(e.Entries)
+	c.Digests = maps.Clone(e.Digests)
+	c.Symbols = *e.Symbols.Clone()
+	c.Exposure = e.Exposure.Clone()
+	return c
 }
 
 // Key returns the binding that names this execute session.
