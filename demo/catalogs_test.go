@@ -548,8 +548,31 @@ func TestCatalogsAgainstBackend(t *testing.T) {
 							continue
 						}
 						key := m(list(mat["path"])[0])["key"]
-						if _, ok := walk(rows[0], []any{key}); !ok {
+						embedded, ok := walk(rows[0], []any{key})
+						if !ok {
 							t.Errorf("relation %s: key %v missing from GET row", rn, key)
+						}
+						// The embedded rows are handed out as rows of the
+						// target entity, so they must carry its required
+						// fields (a team without its key is not a Team row).
+						target := m(entities[m(r)["target"].(string)])
+						objs := list(embedded)
+						if o, isObj := embedded.(yamap); isObj {
+							objs = []any{o}
+						}
+						for _, o := range objs {
+							for fn, fd := range m(target["fields"]) {
+								if req, _ := m(fd)["required"].(bool); !req {
+									continue
+								}
+								path := list(m(fd)["path"])
+								if path == nil {
+									path = []any{fn}
+								}
+								if v, ok := walk(o, path); !ok || v == nil {
+									t.Errorf("relation %s: embedded %v lacks required %s.%s", rn, o, m(r)["target"], fn)
+								}
+							}
 						}
 					}
 				}
