@@ -38,6 +38,7 @@
 package abi
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -142,4 +143,19 @@ func SplitFrame(b []byte) (header, payload []byte, err error) {
 	// The header's capacity ends where the payload starts, so a caller that
 	// appends to the header cannot overwrite the payload it shares memory with.
 	return b[4 : 4+n : 4+n], b[4+n:], nil
+}
+
+// Unmarshal decodes a JSON message keeping numbers as json.Number, so an
+// integer id above 2^53 crosses the boundary exactly instead of being
+// rounded through float64 (a rounded id in a mutation hits another row).
+func Unmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("abi: trailing data after the JSON message")
+	}
+	return nil
 }

@@ -85,7 +85,7 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 			return e.fail(badRequest(export, err))
 		}
 		var req abi.PlanRequest
-		if err := json.Unmarshal(header, &req); err != nil {
+		if err := abi.Unmarshal(header, &req); err != nil {
 			return e.fail(badRequest(export, err))
 		}
 		if req.Symbols, err = e.symbolMap(req.SymbolsDigest, payload); err != nil {
@@ -100,7 +100,7 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		return e.out
 	case abi.ExportCompile:
 		var req abi.CompileRequest
-		if err := json.Unmarshal(in, &req); err != nil {
+		if err := abi.Unmarshal(in, &req); err != nil {
 			return e.fail(badRequest(export, err))
 		}
 		cat, aerr := e.catalog(req.EntryID)
@@ -118,7 +118,7 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 			return e.fail(badRequest(export, err))
 		}
 		var req abi.DecodeRequest
-		if err := json.Unmarshal(header, &req); err != nil {
+		if err := abi.Unmarshal(header, &req); err != nil {
 			return e.fail(badRequest(export, err))
 		}
 		cat, aerr := e.catalog(req.EntryID)

@@ -355,3 +355,15 @@ func FuzzHandle(f *testing.F) {
 		}
 	})
 }
+
+// An integer id above 2^53 must reach the URL exactly: rounded through
+// float64 it would name another row (and a delete would hit it).
+func TestCompileKeepsLargeIntegers(t *testing.T) {
+	e := loaded(t)
+	in := []byte(`{"entry_id":"shop","capability":"item_get","vars":{"id":1152921504606846977}}`)
+	var cr abi.CompiledRequest
+	wantOK(t, e, abi.ExportCompile, in, &cr)
+	if !strings.HasSuffix(cr.URL, "/items/1152921504606846977") {
+		t.Fatalf("URL %s", cr.URL)
+	}
+}

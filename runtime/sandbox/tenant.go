@@ -728,7 +728,7 @@ func (t *Tenant) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, er
 		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
 	}
 	var p plan.Plan
-	if err := t.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return json.Unmarshal(b, &p) }); err != nil {
+	if err := t.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -763,14 +763,14 @@ func (t *Tenant) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte
 	var out abi.DecodeResponse
 	if err := t.do(ctx, abi.ExportDecode, head, payload, func(b []byte) error {
 		if !r.Tape {
-			return json.Unmarshal(b, &out)
+			return abi.Unmarshal(b, &out)
 		}
 		h, rows, err := abi.SplitFrame(b)
 		if err != nil {
 			return err
 		}
 		var th abi.DecodeTapeHeader
-		if err := json.Unmarshal(h, &th); err != nil {
+		if err := abi.Unmarshal(h, &th); err != nil {
 			return err
 		}
 		out.Next = th.Next
@@ -788,5 +788,5 @@ func (t *Tenant) jsonCall(ctx context.Context, export string, req, resp any) err
 		// The guest would have refused it the same way.
 		return &abi.Error{Code: abi.CodeBadRequest, Message: "encode " + export + " request: " + err.Error()}
 	}
-	return t.do(ctx, export, in, nil, func(b []byte) error { return json.Unmarshal(b, resp) })
+	return t.do(ctx, export, in, nil, func(b []byte) error { return abi.Unmarshal(b, resp) })
 }
