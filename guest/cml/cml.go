@@ -216,7 +216,7 @@ func (c *compiler) buildURL(base, baseQuery string, state map[string]any, loc st
 			if s == "" {
 				return "", c.fail(c.pathHint(seg.Name), "path variable %q is empty", seg.Name)
 			}
-			b.WriteString(url.PathEscape(s))
+			b.WriteString(pathSegment(s))
 		default:
 			return "", c.fail("", "unknown path segment type %q", seg.Type)
 		}
@@ -466,4 +466,18 @@ func (c *compiler) auth() (*abi.AuthDirective, error) {
 		return nil, c.fail("", "auth scheme oauth2_client_credentials is not supported yet")
 	}
 	return nil, c.fail("", "unknown auth scheme %q", a.Scheme)
+}
+
+// pathSegment escapes one path variable. url.PathEscape leaves "." and ".."
+// alone, and a server or proxy normalising the path would then climb out of
+// the segment ("items/../admin"); dot segments are percent-encoded so a
+// value can only ever name itself.
+func pathSegment(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
 }

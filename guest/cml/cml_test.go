@@ -671,3 +671,20 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// A path variable can never change which path is addressed: separators,
+// query and fragment characters are escaped, and dot segments too.
+func TestPathVariableCannotEscapeItsSegment(t *testing.T) {
+	for in, want := range map[string]string{
+		".":      "%2E",
+		"..":     "%2E%2E",
+		"...":    "...",
+		"a/../b": "a%2F..%2Fb",
+		"x?y#z":  "x%3Fy%23z",
+		"ok-1":   "ok-1",
+	} {
+		if got := pathSegment(in); got != want {
+			t.Errorf("pathSegment(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
