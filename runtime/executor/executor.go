@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +41,10 @@ type Continuation struct {
 	Vars       map[string]any `json:"vars,omitempty"`
 	Page       map[string]any `json:"page"`
 	Filters    []plan.Pred    `json:"filters,omitempty"`
+	// Transforms are the postfix steps the first page went through
+	// (.filter, .sort, projection, .limit); every later page gets them too,
+	// so page(handle) answers in the same shape.
+	Transforms []plan.Transform `json:"transforms,omitempty"`
 }
 
 // Env is what one run may use: the tenant's engine, its secrets as each
@@ -150,6 +155,18 @@ type entryKey struct{}
 func EntryFromContext(ctx context.Context) string {
 	s, _ := ctx.Value(entryKey{}).(string)
 	return s
+}
+
+// maxHopPages bounds how many pages a relation hop follows per parent row.
+const maxHopPages = 20
+
+// filterStep turns host-side filters into a transform, so they can ride
+// along in a continuation's transforms.
+func filterStep(preds []plan.Pred) []plan.Transform {
+	if len(preds) == 0 {
+		return nil
+	}
+	return []plan.Transform{{Kind: plan.TFilter, Preds: preds}}
 }
 
 // ErrBackend wraps a backend's non-success answer as decoded by the guest.
@@ -336,7 +353,7 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 		var next *Continuation
 		if dec.Next != nil {
-			next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: dec.Next, Filters: n.Filters}
+			next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: dec.Next, Filters: n.Filters, Transforms: n.Transforms}
 		}
 		t, limited, err := shapeLimited(dec.Table, n)
 		if limited {
@@ -364,12 +381,15 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 			nc.Page = dec.Next
 			next = &nc
 		}
-		t, err := applyFilters(dec.Table, c.Filters)
+		t, limited, err := shapeLimited(dec.Table, &plan.Node{Filters: c.Filters, Transforms: c.Transforms})
 		if err != nil {
 			return abi.Table{}, nil, err
 		}
 		if n.Page.Limit > 0 && len(t.Rows) > n.Page.Limit {
 			t.Rows = t.Rows[:n.Page.Limit]
+			limited = true
+		}
+		if limited {
 			next = nil // continuing would skip the rows cut here
 		}
 		t, err = shape(t, n)
@@ -397,6 +417,12 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		next := in.next
 		if limited {
 			next = nil
+		}
+		if next != nil && len(n.Filters)+len(n.Transforms) > 0 {
+			// Later pages of this view go through this node's steps too.
+			c := *next
+			c.Transforms = slices.Concat(c.Transforms, filterStep(n.Filters), n.Transforms)
+			next = &c
 		}
 		return t, next, err
 	}
@@ -469,7 +495,19 @@ func (r *run) fanOut(ctx context.Context, n *plan.Node, capability, relation str
 		if err != nil {
 			return err
 		}
-		tables[i] = dec.Table
+		t := dec.Table
+		// A relation is all of the parent's related rows, not the first
+		// page of them: follow the list, within bounds.
+		for pages := 1; dec.Next != nil && n.Op == plan.OpHop; pages++ {
+			if pages >= maxHopPages || len(t.Rows) > r.x.limits.MaxRows {
+				return fmt.Errorf("relation %s has more than %d pages (%d rows) for one parent; query %s directly and use page(…)", n.Hop.Relation, pages, len(t.Rows), n.Entity)
+			}
+			if dec, _, err = r.call(ctx, n.EntryID, capability, vars, dec.Next, relation, step); err != nil {
+				return err
+			}
+			t.Rows = append(t.Rows, reorder(dec.Table, t.Columns)...)
+		}
+		tables[i] = t
 		return nil
 	})
 	if err != nil {

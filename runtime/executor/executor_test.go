@@ -163,9 +163,16 @@ func TestTransformNodeAndNext(t *testing.T) {
 		t.Errorf("transform re-fetched: %d calls", len(e.calls("list_repos")))
 	}
 	want := &Continuation{EntryID: entry, Entity: "Repo", Capability: "list_repos", Columns: repoCols, Vars: map[string]any{"org": "acme"}, Page: map[string]any{"page": 2.0}, Filters: f.Filters}
+	// The sorted view's continuation sorts its later pages too.
+	wantSorted := *want
+	wantSorted.Transforms = []plan.Transform{{Kind: plan.TSort, Field: "stars"}}
 	for i, r := range res.Roots {
-		if !reflect.DeepEqual(r.Next, want) {
-			t.Errorf("root %d Next = %+v, want %+v", i, r.Next, want)
+		w := want
+		if i == 1 {
+			w = &wantSorted
+		}
+		if !reflect.DeepEqual(r.Next, w) {
+			t.Errorf("root %d Next = %+v, want %+v", i, r.Next, w)
 		}
 		if r.EntryID != entry || r.Entity != "Repo" {
 			t.Errorf("root %d names %s/%s", i, r.EntryID, r.Entity)
@@ -932,5 +939,75 @@ func TestLimitDropsContinuation(t *testing.T) {
 				t.Errorf("transform node: next offered = %v, want %v", got, tc.wantNext)
 			}
 		})
+	}
+}
+
+// A relation hop returns all of each parent's related rows: it follows the
+// target list's pages (bounded), instead of silently keeping the first.
+func TestHopFollowsPages(t *testing.T) {
+	pages := func(total int) backendFunc {
+		return func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
+			page := 1
+			if p, ok := call.Page["page"].(float64); ok {
+				page = int(p)
+			}
+			owner := call.Vars["owner"]
+			out := &abi.DecodeResponse{Table: abi.Table{Columns: []string{"repo", "owner"}, Rows: [][]any{{fmt.Sprint("r", page, "-", owner), owner}}}}
+			if page < total {
+				out.Next = map[string]any{"page": float64(page + 1)}
+			}
+			return out, nil
+		}
+	}
+	hop := plan.Hop{Relation: "repos", Materialize: "query_scoped", Target: "Repo", Capability: "repos_by_owner", Binds: []plan.Bind{{Var: "owner", Field: "id"}}}
+	e := &fakeEngine{caps: map[string]backendFunc{
+		"list_users":     static([]string{"login", "id"}, []any{"ann", 1.0}, []any{"cat", 3.0}),
+		"repos_by_owner": pages(3),
+	}}
+	res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), usersThenHop(hop, []string{"repo", "owner"}), env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := column(res.Roots[0].Table, "repo"); !reflect.DeepEqual(got, []any{"r1-1", "r2-1", "r3-1", "r1-3", "r2-3", "r3-3"}) {
+		t.Fatalf("hop rows %v", got)
+	}
+	if res.Roots[0].Next != nil {
+		t.Fatal("a hop offered a continuation it cannot honour")
+	}
+
+	e.caps["repos_by_owner"] = pages(1000)
+	_, err = New(&fakeSender{}, Limits{}).Run(context.Background(), usersThenHop(hop, []string{"repo", "owner"}), env(e))
+	if err == nil || !strings.Contains(err.Error(), "more than 20 pages") {
+		t.Fatalf("unbounded relation: %v", err)
+	}
+}
+
+// page(handle) answers in the same shape as the first page: the program's
+// filters, postfix steps and projection apply to every later page.
+func TestPageKeepsTransforms(t *testing.T) {
+	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
+		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()}, Next: map[string]any{"page": 2.0}}, nil
+	}}}
+	f := fetch(0, "list_repos", "Repo")
+	f.Columns = repoCols
+	f.Transforms = []plan.Transform{{Kind: plan.TFilter, Preds: []plan.Pred{{Field: "lang", Op: "=", Value: "go"}}}, {Kind: plan.TProject, Fields: []string{"id", "name"}}}
+	res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{f}, Roots: roots(0)}, env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Roots[0].Next
+	if c == nil {
+		t.Fatal("no continuation")
+	}
+	ev := env(e)
+	ev.ResolvePage = func(string) (*Continuation, error) { return c, nil }
+	pg := &plan.Plan{Nodes: []plan.Node{{ID: 0, Op: plan.OpPage, Input: -1, Page: &plan.PageRef{Handle: "s0_pg1"}}}, Roots: roots(0)}
+	res, err = New(&fakeSender{}, Limits{}).Run(context.Background(), pg, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Roots[0].Table
+	if !reflect.DeepEqual(got.Columns, []string{"id", "name"}) || len(got.Rows) != 2 {
+		t.Fatalf("page 2 shape: %v", got)
 	}
 }
