@@ -71,6 +71,11 @@ type DecodeRequest struct {
 	// of the capability's entity embedded in the body instead of the entity.
 	Relation string         `json:"relation,omitempty"`
 	Page     map[string]any `json:"page,omitempty"`
+	// RequestURL is the URL of the request this response answers (as
+	// compiled, before the host injects credentials). Relative next-page
+	// references (Link headers, next-URL fields) resolve against it per
+	// RFC 3986; empty falls back to the catalog's http_backend.
+	RequestURL string `json:"request_url,omitempty"`
 	// Tape says the payload is the body already tokenised by the host
 	// (guest/tape) rather than raw JSON, and asks for a tape answer:
 	// frame(DecodeTapeHeader, tape table) instead of a JSON DecodeResponse.

@@ -7,6 +7,17 @@
 // runs inside the wasip1 guest and natively. Bodies are hostile input:
 // size and nesting are capped before decoding and every failure is an
 // *abi.Error with Code abi.CodeDecode, never a panic.
+//
+// Pagination rules worth knowing when writing a catalog:
+//   - Relative next-page references (a Link header target, a next-URL
+//     field) resolve against DecodeRequest.RequestURL, the URL that was
+//     requested, as RFC 8288 and RFC 3986 require; http_backend is only the
+//     fallback when the host leaves RequestURL empty. The resolved URL must
+//     still be on the catalog's origin, which guest/cml checks when it
+//     compiles the continuation.
+//   - A counter without step advances by the number of items the page
+//     carried. That suits offset counters and is wrong for page-number
+//     counters, which must set step: 1.
 package decode
 
 import (

@@ -13,6 +13,14 @@ import (
 
 // next computes the state of the page after this one, or nil when the list
 // is exhausted. items is the number of items this page carried.
+//
+// A counter without step advances by items, the number of items the page
+// actually carried. That is right for offset/skip counters (the next page
+// starts where this one ended, whatever page size the backend chose) and
+// wrong for page-number counters, which must declare step: 1 — left at the
+// default, page=1 followed by 30 items would ask for page=31. A declared
+// step also stops the list on a short page (fewer than step items), which is
+// why offset counters with a known page size may set step too.
 func (d *decoder) next(doc any, items int) (map[string]any, *abi.Error) {
 	p := d.m.Pagination
 	cur := cml.PageState(p, d.req.Page)
@@ -42,7 +50,11 @@ func (d *decoder) next(doc any, items int) (map[string]any, *abi.Error) {
 		if u == "" {
 			return nil, nil
 		}
-		next[cml.NextURLKey] = d.resolve(u)
+		u = d.resolve(u)
+		if d.loops(u) {
+			return nil, nil
+		}
+		next[cml.NextURLKey] = u
 		return next, nil
 	case cml.LocResponseNextURL:
 		for _, name := range names {
@@ -55,7 +67,11 @@ func (d *decoder) next(doc any, items int) (map[string]any, *abi.Error) {
 			if s == "" {
 				return nil, nil
 			}
-			next[cml.NextURLKey] = d.resolve(s)
+			s = d.resolve(s)
+			if d.loops(s) {
+				return nil, nil
+			}
+			next[cml.NextURLKey] = s
 			return next, nil
 		}
 		return nil, d.fail("declare the next URL field as a from_response parameter", "pagination location response_next_url has no from_response parameter")
@@ -110,19 +126,56 @@ func (d *decoder) prefixed(field string) []string {
 	return append(path, field)
 }
 
-// resolve makes a next-page reference absolute against http_backend. The
-// compiler later refuses any URL off the catalog's origin, so resolution
-// here only has to be faithful, not defensive.
+// resolve makes a next-page reference absolute. RFC 8288 §3.2 and
+// RFC 3986 §5 resolve a relative reference against the URI of the request
+// the response answers, so "?page=2" keeps the request's path and "items2"
+// replaces its last segment; http_backend is only the fallback for hosts
+// that do not say which URL they requested. The fragment is dropped: it is
+// never sent, and keeping it would make an otherwise equal URL look like a
+// new page. The compiler later refuses any URL off the catalog's origin,
+// so resolution here only has to be faithful, not defensive.
 func (d *decoder) resolve(ref string) string {
 	r, err := url.Parse(ref)
-	if err != nil || r.IsAbs() {
-		return ref
-	}
-	base, err := url.Parse(d.cat.HTTPBackend)
 	if err != nil {
 		return ref
 	}
-	return base.ResolveReference(r).String()
+	if !r.IsAbs() {
+		base := d.base()
+		if base == nil {
+			return ref
+		}
+		r = base.ResolveReference(r)
+	}
+	r.Fragment, r.RawFragment = "", ""
+	return r.String()
+}
+
+// base is the URL relative next-page references resolve against: the
+// request's URL when the host supplied a usable one, else http_backend.
+func (d *decoder) base() *url.URL {
+	for _, raw := range []string{d.req.RequestURL, d.cat.HTTPBackend} {
+		if raw == "" {
+			continue
+		}
+		if u, err := url.Parse(raw); err == nil && u.IsAbs() && u.Host != "" {
+			return u
+		}
+	}
+	return nil
+}
+
+// loops reports whether next names the page just fetched; following it
+// would fetch that page forever.
+func (d *decoder) loops(next string) bool {
+	if d.req.RequestURL == "" {
+		return false
+	}
+	cur, err := url.Parse(d.req.RequestURL)
+	if err != nil {
+		return false
+	}
+	cur.Fragment, cur.RawFragment = "", ""
+	return cur.String() == next
 }
 
 func header(h map[string]string, name string) string {

@@ -635,8 +635,12 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 	if l := resp.Headers.Get("Link"); l != "" {
 		hdr["Link"] = l
 	}
+	// RequestURL is the compiled URL, before egress adds any query-string
+	// credential, so relative next links resolve against what was asked
+	// for and no secret crosses into the guest.
 	dec, err = r.decoder(hooks)(ctx, &abi.DecodeRequest{
 		EntryID: entry, Capability: capability, Status: resp.Status, Headers: hdr, Relation: relation, Page: creq.Page,
+		RequestURL: creq.URL,
 	}, resp.Body)
 	if err != nil {
 		var ae *abi.Error
