@@ -109,6 +109,9 @@ func trackerCatalog() *catalog.Catalog {
 		capability("comment_query", catalog.KindQuery, "Comment", param("issue_id", "id", true, "")),
 		capability("comment_create", catalog.KindCreate, "Comment", param("issue_id", "id", true, ""), param("body", "str", true, "")),
 		capability("repo_get", catalog.KindGet, "Repo", param("owner", "str", true, ""), param("name", "str", true, "")),
+		// A search that declares nothing to carry the phrase (a catalog defect
+		// the planner must refuse rather than run as an unfiltered list).
+		capability("label_search", catalog.KindSearch, "Label"),
 		capability("repo_star", catalog.KindAction, "Repo", param("owner", "str", true, ""), param("name", "str", true, "")),
 	} {
 		c.Capabilities[cp.Name] = cp

@@ -37,6 +37,21 @@ var errorCases = []errCase{
 	{name: "relation_wrong_entity", program: `e5("p1").r1`, entries: bothEntries, code: abi.CodeUnknownField, line: 1, col: 10, msg: "r1 is a relation of tracker:Issue", hint: "e4"},
 	{name: "method_symbol_as_entity", program: `m3("i1")`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "method symbol", hint: "e4.m3(…)"},
 	{name: "slot_symbol_as_value", program: `Issue{status=p4}`, code: abi.CodeType, line: 1, col: 14, msg: "p4 is a session symbol", hint: `"p4"`},
+	{name: "entity_symbol_as_value", program: `Issue{title=e1}`, code: abi.CodeType, line: 1, col: 13, msg: "e1 is a session symbol for an entity", hint: `"e1"`},
+	{name: "known_value_symbol_as_value", program: `Issue{title=v1}`, code: abi.CodeSyntax, line: 1, col: 13, msg: "value-domain symbol"},
+	// Unknown symbol-shaped words are literal only as bare values.
+	{name: "unknown_symbol_field", program: `Issue{p99="x"}`, code: abi.CodeUnknownField, line: 1, col: 7, msg: "unknown symbol p99", hint: "plasm_context"},
+	{name: "unknown_symbol_relation", program: `Issue("i1").r99`, code: abi.CodeUnknownField, line: 1, col: 13, msg: "unknown symbol r99"},
+	{name: "unknown_symbol_method", program: `Issue("i1").m99()`, code: abi.CodeUnknownMethod, line: 1, col: 13, msg: "unknown symbol m99"},
+	{name: "unknown_symbol_param", program: `Issue.create(p99="x")`, code: abi.CodeUnknownField, line: 1, col: 14, msg: "unknown symbol p99"},
+	{name: "unknown_symbol_projection", program: `Issue("i1")[p99]`, code: abi.CodeUnknownField, line: 1, col: 13, msg: "unknown symbol p99"},
+	{name: "unknown_symbol_label_field", program: `Issue.create(project_id=e99.id, title="x")`, code: abi.CodeUnknownEntity, line: 1, col: 25, msg: "unknown symbol e99"},
+	{name: "unknown_symbol_entity_value", program: `Issue.create(project_id=e99("p1"), title="x")`, code: abi.CodeUnknownEntity, line: 1, col: 25, msg: "unknown symbol e99"},
+	{name: "unknown_symbol_qualified", program: `kanban:e99("x")`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 8, msg: "unknown symbol e99"},
+	{name: "value_symbol_entity_no_map", program: `v2("x")`, nilSymbols: true, code: abi.CodeSyntax, line: 1, col: 1, msg: "value-domain symbol"},
+	{name: "qualifier_symbol_mismatch", program: `kanban:e4("x")`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 1,
+		msg: "e4 is tracker:Issue, not an entity of kanban", hint: "e4 belongs to catalog tracker; write e4 alone, or kanban:Issue"},
+	{name: "qualifier_symbol_unknown_catalog", program: `github:e4("x")`, entries: bothEntries, code: abi.CodeUnknownEntity, line: 1, col: 1, msg: "e4 is tracker:Issue", hint: "belongs to catalog tracker"},
 
 	// syntax
 	{name: "missing_comma", program: `Issue{status="open" votes>1}`, code: abi.CodeSyntax, line: 1, col: 21, msg: `expected "}", found "votes"`},
@@ -93,6 +108,8 @@ var errorCases = []errCase{
 	// types and arity
 	{name: "missing_required_query", program: `Comment{body~"x"}`, code: abi.CodeType, line: 1, col: 1, msg: "Comment query needs issue_id (comment_query)"},
 	{name: "bare_needs_params", program: `Comment`, code: abi.CodeType, line: 1, col: 1, msg: "listing every Comment needs issue_id", hint: "Comment{issue_id=…}"},
+	{name: "search_without_phrase_param", program: `Label~"red"`, code: abi.CodeCatalog, line: 1, col: 7, msg: "Label search label_search declares no parameter to carry the search phrase", hint: "filter on the host"},
+	{name: "null_param_not_field", program: `User{user_id=null}`, code: abi.CodeType, line: 1, col: 14, msg: "user_id=null cannot be sent", hint: "drop user_id"},
 	{name: "search_missing", program: `Comment~"x"`, code: abi.CodeUnknownMethod, line: 1, col: 1, msg: "Comment has no search capability", hint: "Comment{issue_id=…}"},
 	{name: "no_get", program: `Comment("c1")`, code: abi.CodeUnknownMethod, line: 1, col: 1, msg: "no get capability"},
 	{name: "select_value", program: `Issue{status="opne"}`, code: abi.CodeType, line: 1, col: 14, msg: "status expects one of its allowed values", hint: "did you mean open? allowed values: open, closed"},

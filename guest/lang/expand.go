@@ -28,6 +28,13 @@ const symbolHint = "symbols come from the session's teaching table; call plasm_c
 // expand rewrites symbol identifiers into wire names in place. It works on
 // tokens, never on text, so string and heredoc contents are untouched and
 // every position still points into the program as sent.
+//
+// A symbol-shaped word the session does not know is not an error yet: in
+// value position a bare word is literal text (version=v2, tag=e1), so the
+// parser decides. The error is kept on the token and raised only when the
+// word stands where a name must be (entity, method, field, relation, key,
+// label). Known symbols are always expanded, and a known v# is refused
+// wherever it appears because v# symbols are metadata.
 func expand(toks []token, m *symbol.Map) *abi.Error {
 	for i := range toks {
 		t := &toks[i]
@@ -56,15 +63,21 @@ func expand(toks []token, m *symbol.Map) *abi.Error {
 				ref.relation, ok = m.Relation(n)
 				t.text = ref.relation.Name
 			case symbol.KindValue:
-				return errAt(t.p, abi.CodeSyntax, t.raw+" is a value-domain symbol; v# symbols are metadata, never part of a program",
-					"use the value itself (e.g. a quoted string or a number) where the teaching table shows "+t.raw)
+				if _, known := m.ValueAt(n); known {
+					return errAt(t.p, abi.CodeSyntax, t.raw+" is a value-domain symbol; v# symbols are metadata, never part of a program",
+						"use the value itself (e.g. a quoted string or a number) where the teaching table shows "+t.raw)
+				}
 			}
-		} else if k == symbol.KindValue {
-			return errAt(t.p, abi.CodeSyntax, t.raw+" is a value-domain symbol; v# symbols are metadata, never part of a program",
-				"use the value itself (e.g. a quoted string or a number)")
 		}
 		if !ok || t.text == "" {
-			return errAt(t.p, unknownSymbolCode[k], "unknown symbol "+t.raw, symbolHint)
+			t.text = t.raw
+			if k == symbol.KindValue {
+				t.symErr = errAt(t.p, abi.CodeSyntax, t.raw+" looks like a value-domain symbol; v# symbols are metadata, never names in a program",
+					"use the value itself (e.g. a quoted string or a number)")
+			} else {
+				t.symErr = errAt(t.p, unknownSymbolCode[k], "unknown symbol "+t.raw, symbolHint)
+			}
+			continue
 		}
 		t.sym = ref
 	}

@@ -74,6 +74,12 @@ var goldenCases = []struct {
 	{"id_field_action", `Member("ann").suspend()`, nil},
 	{"id_field_for_each", `Member.limit(2).rename(name="x")`, nil},
 	{"crlf", "a = Project(\"p1\")\r\na.issues.limit(1)[id]\r\n", nil},
+	// Null equalities stay host filters: a null parameter is left out of the
+	// request, which would list everything.
+	{"query_null_equality", `Issue{status=null, assignee_id!=null, project_id="p1"}[id]`, nil},
+	// A label-fed predicate reads through a non-null guard node.
+	{"query_label_ref_guard", "top = Issue{status=\"open\"}.limit(1)\nIssue{assignee_id=top.assignee_id, project_id=top.project_id}.limit(5)[id]", nil},
+	{"bare_symbol_shaped_values", `Issue{title=v7, assignee_id=["u1", e99]}.limit(1)[id]`, nil},
 }
 
 func TestGolden(t *testing.T) {
@@ -173,6 +179,9 @@ func TestSymbolsEqualWireNames(t *testing.T) {
 		{`e4{p5~"e4 p1 m3"}`, `tracker:Issue{title~"e4 p1 m3"}`},
 		{"a = e4{p4=\"open\"}.limit(1)\ne4.m4(p3=a.p3, p5=<<T\ne4 stays\nT)", "a = tracker:Issue{status=\"open\"}.limit(1)\ntracker:Issue.create(project_id=a.project_id, title=<<T\ne4 stays\nT)"},
 		{`e6(p1="u1")`, `tracker:User(id="u1")`},
+		{`tracker:e4("i1")`, `tracker:Issue("i1")`},
+		{`trk:e4("i1")`, `tracker:Issue("i1")`},
+		{`tracker:Issue.create(project_id=p77, title=e99)`, `tracker:Issue.create(project_id="p77", title="e99")`},
 	}
 	syms := testSymbols()
 	for _, tc := range cases {
@@ -218,6 +227,14 @@ func TestVerdictAndSummary(t *testing.T) {
 		{`Issue("i1").comments.limit(3)[body]`, "plan ok · 2n 1r → sequence(2)", nil},
 		{`page(s0_pg1, limit=20)`, "plan ok · 1n 1r → single", nil},
 		{`page(s0_pg1)`, "plan review · 1n 1r → single", []string{"unbounded read: page s0_pg1"}},
+		// A hop runs once per input row: limiting its output does not bound
+		// the calls it makes over an unbounded list.
+		{`Project.issues.limit(3)[id]`, "plan review · 2n 1r → sequence(2)", []string{"fan-out over unbounded input: Project.issues"}},
+		{`Project.limit(2).issues.limit(3)[id]`, "plan ok · 2n 1r → sequence(2)", nil},
+		{"a = Project.limit(2)\nb = a[id]\nb.issues.limit(3)[id]", "plan ok · 3n 1r → sequence(3)", nil},
+		{"a = Issue{status=\"open\"}.limit(3)\na[id]", "plan ok · 2n 1r → sequence(2)", nil},
+		{`Issue{status="open"}.close()`, "plan review · 2n 1r → sequence(2)", []string{"mutation: issue_close", "fan-out over unbounded input: issue_close"}},
+		{`Issue{status="open"}.limit(5).close()`, "plan review · 2n 1r → sequence(2)", []string{"mutation: issue_close"}},
 	}
 	for _, tc := range cases {
 		p, err := run(tc.program, onlyTracker, nil)

@@ -63,6 +63,9 @@ type token struct {
 	end   int // byte offset after the last character
 	space bool
 	sym   *symRef
+	// symErr is set on a symbol-shaped word the session does not know; it
+	// is raised if the word is used as a name (see expand).
+	symErr *abi.Error
 }
 
 func (t *token) describe() string {

@@ -101,6 +101,9 @@ func (ps *parser) ident(want string) (name, *abi.Error) {
 	if t.kind != tIdent {
 		return name{}, ps.unexpected(t, want)
 	}
+	if t.symErr != nil {
+		return name{}, t.symErr
+	}
 	ps.next()
 	return name{p: t.p, text: t.text, raw: t.raw, sym: t.sym}, nil
 }
@@ -114,6 +117,9 @@ func (ps *parser) qualName(want string) (name, *abi.Error) {
 	}
 	c, e := ps.peek(), ps.peekN(1)
 	if c.kind == tColon && !c.space && e.kind == tIdent && !e.space && n.sym == nil {
+		if e.symErr != nil {
+			return n, e.symErr
+		}
 		ps.next()
 		ps.next()
 		n.qual = n.text
@@ -127,7 +133,10 @@ func (ps *parser) line() (*line, *abi.Error) {
 	t := ps.peek()
 	ln := &line{p: t.p}
 	if t.kind == tIdent && ps.peekN(1).kind == tEq {
-		lbl, _ := ps.ident("label")
+		lbl, err := ps.ident("label")
+		if err != nil {
+			return nil, err
+		}
 		ln.label = &lbl
 		ps.next()
 		r, err := ps.rhs()
@@ -235,7 +244,10 @@ func (ps *parser) count() (int, pos, *abi.Error) {
 }
 
 func (ps *parser) arrow(r *rhs) *abi.Error {
-	over, _ := ps.ident("label")
+	over, err := ps.ident("label")
+	if err != nil {
+		return err
+	}
 	r.over = &over
 	r.arrow = ps.next().p
 	if ps.peek().kind == tLBrace {
@@ -509,7 +521,10 @@ func (ps *parser) args() ([]arg, *abi.Error) {
 			}
 			return nil, ps.unexpected(t, "name=value")
 		}
-		k, _ := ps.ident("")
+		k, err := ps.ident("")
+		if err != nil {
+			return nil, err
+		}
 		ps.next()
 		v, err := ps.value()
 		if err != nil {
@@ -592,6 +607,17 @@ func (ps *parser) value() (*value, *abi.Error) {
 			return nil, err
 		}
 	case tIdent:
+		if t.symErr != nil {
+			// An unknown symbol-shaped word: literal text as a bare value,
+			// but label.field and Entity(…) put it in name position.
+			switch ps.peekN(1).kind {
+			case tDot, tLParen, tColon:
+				return nil, t.symErr
+			}
+			ps.next()
+			v.lit = t.raw
+			return v, nil
+		}
 		if t.sym == nil {
 			switch t.text {
 			case "true", "false":

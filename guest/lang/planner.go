@@ -48,6 +48,13 @@ type planner struct {
 	nodes      []plan.Node
 	labels     map[string]*bound
 	boundLater map[string]pos
+	// guards are the non-null guard nodes already planned, by (node, field).
+	guards map[guardKey]int
+}
+
+type guardKey struct {
+	node  int
+	field string
 }
 
 func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
@@ -527,17 +534,24 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 		}
 		ev[i] = evPred{pred: pr, lit: lit, ref: ref}
 	}
-	var best, fewest *catalog.Capability
+	var best, fewest, phraseless *catalog.Capability
 	bestScore, fewestMissing := -1, 0
 	var fewestList []string
 	for _, c := range caps {
 		supplied := map[string]bool{}
 		if phrase != nil {
-			supplied[phraseParam(c)] = true
+			pp := phraseParam(c)
+			if pp == "" {
+				// Nothing would carry the phrase, and running the search
+				// without it would answer a different question.
+				phraseless = c
+				continue
+			}
+			supplied[pp] = true
 		}
 		score := 0
 		for _, e := range ev {
-			if e.op == "=" && c.Param(e.field.text) != nil && !supplied[e.field.text] {
+			if pushable(e) && c.Param(e.field.text) != nil && !supplied[e.field.text] {
 				supplied[e.field.text] = true
 				score++
 			}
@@ -558,6 +572,10 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 			best, bestScore = c, score
 		}
 	}
+	if best == nil && fewest == nil && phraseless != nil {
+		return cur{}, errAt(phrase.p, abi.CodeCatalog, x.name+" search "+phraseless.Name+" declares no parameter to carry the search phrase",
+			"the phrase cannot be sent; filter on the host instead, e.g. "+x.name+".filter{field~\"words\"}, or "+p.listHowTo(x))
+	}
 	if best == nil {
 		if len(preds) == 0 && phrase == nil {
 			return cur{}, errAt(at, abi.CodeType, "listing every "+x.name+" needs "+strings.Join(fewestList, ", "),
@@ -577,21 +595,24 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 		if ref != nil {
 			return cur{}, errAt(phrase.p, abi.CodeType, "a search phrase must be literal text", `write Entity~"words"`)
 		}
-		if pp := phraseParam(best); pp != "" {
-			args[pp] = lit
-		}
+		args[phraseParam(best)] = lit
 	}
 	for _, e := range ev {
 		prm := best.Param(e.field.text)
 		_, taken := args[e.field.text]
 		taken = taken || hasRef(n.ArgRefs, e.field.text)
-		if e.op == "=" && prm != nil && taken {
+		if pushable(e) && prm != nil && taken {
 			return cur{}, errAt(e.p, abi.CodeType, e.field.text+" is given twice", "pass one value, or a list if the API accepts several")
 		}
-		if e.op == "=" && prm != nil {
+		if pushable(e) && prm != nil {
 			if e.ref != nil {
 				r := *e.ref
 				r.Var = e.field.text
+				g, err := p.nonNullGuard(r, e.val.p)
+				if err != nil {
+					return cur{}, err
+				}
+				r.Node = g
 				n.ArgRefs = append(n.ArgRefs, r)
 				continue
 			}
@@ -600,6 +621,11 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 			}
 			args[e.field.text] = e.lit
 			continue
+		}
+		if e.op == "=" && e.lit == nil && e.ref == nil && prm != nil && x.e.Fields[e.field.text] == nil {
+			return cur{}, errAt(e.val.p, abi.CodeType, e.field.text+"=null cannot be sent: a parameter set to null is left out of the request, and "+
+				e.field.text+" is not a field of "+x.name+" the host could filter on",
+				"drop "+e.field.text+" to list without it, or give it a value")
 		}
 		pd, err := p.filterPred(x, e)
 		if err != nil {
@@ -612,6 +638,39 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 	}
 	id, err := p.add(n, at)
 	return cur{node: id, ent: x, many: true, own: true}, err
+}
+
+// pushable reports whether a predicate may be sent to the backend as a
+// parameter. Only equalities can, and not with a literal null: the request
+// builder leaves null variables out, so `status=null` would come back as the
+// unfiltered list. A null equality stays a host-side filter instead.
+func pushable(e evPred) bool {
+	return e.op == "=" && (e.ref != nil || e.lit != nil)
+}
+
+// nonNullGuard returns a node that yields the referenced row only when its
+// field is not null, so a predicate fed from a label fails closed. Without
+// it `Issue{assignee_id=top.assignee_id}` with a null assignee would send no
+// assignee_id at all and return every issue; with it the reference finds no
+// row and the executor refuses the run. Guards are shared per (node, field).
+func (p *planner) nonNullGuard(r plan.ArgRef, at pos) (int, *abi.Error) {
+	key := guardKey{r.Node, r.Field}
+	if id, ok := p.guards[key]; ok {
+		return id, nil
+	}
+	src := &p.nodes[r.Node]
+	n := plan.Node{Op: plan.OpTransform, Effect: plan.EffectRead, Input: r.Node,
+		EntryID: src.EntryID, Entity: src.Entity, Columns: src.Columns,
+		Filters: []plan.Pred{{Field: r.Field, Op: "!=", Value: nil}}}
+	id, err := p.add(n, at)
+	if err != nil {
+		return -1, err
+	}
+	if p.guards == nil {
+		p.guards = map[guardKey]int{}
+	}
+	p.guards[key] = id
+	return id, nil
 }
 
 func hasRef(refs []plan.ArgRef, v string) bool {

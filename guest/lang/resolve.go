@@ -100,6 +100,16 @@ func (p *planner) entity(n name) (ent, *abi.Error) {
 		switch n.sym.kind {
 		case symbol.KindEntity:
 			se := n.sym.entity
+			// The symbol already names its catalog; a qualifier may only
+			// repeat it (by entry id or alias), never redirect it.
+			if n.qual != "" {
+				if q := p.entry(n.qual); q == nil || q.EntryID != se.EntryID {
+					sym := n.sym.name
+					return ent{}, errAt(n.p, abi.CodeUnknownEntity,
+						n.qual+":"+sym+" names two catalogs: "+sym+" is "+se.EntryID+":"+se.Name+", not an entity of "+n.qual,
+						sym+" belongs to catalog "+se.EntryID+"; write "+sym+" alone, or "+n.qual+":"+se.Name+" for the entity of "+n.qual)
+				}
+			}
 			c := p.entry(se.EntryID)
 			if c == nil {
 				return ent{}, errAt(n.p, abi.CodeUnknownEntity, n.raw+" belongs to catalog "+se.EntryID+", which is not part of this session", symbolHint)

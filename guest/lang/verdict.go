@@ -31,13 +31,25 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 		} else if !hasTransform(n, plan.TProject) {
 			add("unprojected read: " + what)
 		}
-		if !hasTransform(n, plan.TLimit) && (n.Page == nil || n.Page.Limit == 0) {
+		if !bounded(p.nodes, r.Node) {
 			add("unbounded read: " + what)
 		}
 	}
 	for i := range p.nodes {
-		if n := &p.nodes[i]; n.Op == plan.OpMutate {
+		n := &p.nodes[i]
+		if n.Op == plan.OpMutate {
 			add("mutation: " + n.Capability)
+		}
+		// A hop or a for-each mutation runs once per input row, so an
+		// unbounded input means an unbounded number of calls, whatever
+		// limit is applied to what comes out.
+		fansOut := n.Op == plan.OpHop || n.Op == plan.OpMutate && n.ForEach != nil
+		if fansOut && n.Input >= 0 && !bounded(p.nodes, n.Input) {
+			what := n.Capability
+			if n.Hop != nil {
+				what = p.nodes[n.Input].Entity + "." + n.Hop.Relation
+			}
+			add("fan-out over unbounded input: " + what)
 		}
 	}
 	pl.Verdict = plan.VerdictOK
@@ -46,6 +58,24 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 	}
 	pl.Summary = fmt.Sprintf("plan %s · %dn %dr → %s", pl.Verdict, len(p.nodes), len(roots), shape(p.nodes, roots))
 	return pl
+}
+
+// bounded reports whether a node yields a bounded number of rows: one row,
+// a .limit, a page limit, or a transform or for-each over a bounded input.
+// Fetches and hops without a limit are unbounded; a hop over a bounded input
+// still is, because each parent may have any number of children.
+func bounded(nodes []plan.Node, id int) bool {
+	for range len(nodes) {
+		n := &nodes[id]
+		if !n.Many || hasTransform(n, plan.TLimit) || n.Page != nil && n.Page.Limit > 0 {
+			return true
+		}
+		if n.Input < 0 || n.Op != plan.OpTransform && (n.Op != plan.OpMutate || n.ForEach == nil) {
+			return false
+		}
+		id = n.Input
+	}
+	return false
 }
 
 func hasTransform(n *plan.Node, kind string) bool {
