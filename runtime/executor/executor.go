@@ -438,6 +438,12 @@ func (r *run) vars(n *plan.Node) (map[string]any, error) {
 	for _, ref := range n.ArgRefs {
 		src := r.states[ref.Node].table
 		if len(src.Rows) != 1 {
+			if len(src.Rows) == 0 {
+				// Also what a planner guard yields for a null value: a
+				// predicate fed by it would otherwise be dropped and widen
+				// the query to every row.
+				return nil, fmt.Errorf("argument %s takes %s from a result with no row (the source is empty or its %s is null), so nothing was run", ref.Var, ref.Field, ref.Field)
+			}
 			return nil, fmt.Errorf("argument %s takes %s from a result with %d rows; it needs exactly one (add .limit(1) or get by id)", ref.Var, ref.Field, len(src.Rows))
 		}
 		c := src.Col(ref.Field)

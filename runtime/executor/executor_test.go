@@ -432,7 +432,7 @@ func TestArgRefs(t *testing.T) {
 	}{
 		{name: "single row", me: static([]string{"login", "id"}, []any{"ann", 1.0})},
 		{name: "several rows", me: static([]string{"login"}, []any{"ann"}, []any{"bob"}), wantErr: "result with 2 rows; it needs exactly one"},
-		{name: "no rows", me: static([]string{"login"}), wantErr: "result with 0 rows"},
+		{name: "no rows", me: static([]string{"login"}), wantErr: "result with no row"},
 		{name: "missing field", me: static([]string{"id"}, []any{1.0}), wantErr: `field "login" is not in the referenced result`},
 	}
 	for _, tt := range tests {
