@@ -373,8 +373,19 @@ func TestAuthAndOperatorRoutes(t *testing.T) {
 	if w := remote("GET", "/v1/registry", "not-a-token"); w.Code != http.StatusUnauthorized {
 		t.Fatalf("registry with a bad token: %d", w.Code)
 	}
-	if w := remote("GET", "/v1/registry", tokenA); w.Code != 200 || !strings.Contains(w.Body.String(), `"tenant":"a"`) {
+	w := remote("GET", "/v1/registry", tokenA)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"tenant":"a"`) {
 		t.Fatalf("registry with tenant a's token: %d %s", w.Code, w.Body.String())
+	}
+	// The tenant sees its effective limits, never its secrets.
+	var reg struct {
+		Limits map[string]any `json:"limits"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &reg); err != nil || reg.Limits["memory_bytes"] == nil || reg.Limits["call_timeout_ms"] == nil || reg.Limits["max_queue"] == nil {
+		t.Fatalf("registry limits: %v %s", err, w.Body.String())
+	}
+	if strings.Contains(w.Body.String(), "demo-tracker-token") || strings.Contains(strings.ToLower(w.Body.String()), "secret") {
+		t.Fatalf("registry shows secrets: %s", w.Body.String())
 	}
 	if r := f.do(t, "GET", "/metrics", "", ""); r.status != 200 {
 		t.Fatalf("loopback /metrics: %d", r.status)
