@@ -3,6 +3,7 @@ package lang
 import (
 	"github.com/plasmd/plasmd/guest/catalog"
 	"github.com/plasmd/plasmd/guest/symbol"
+	"slices"
 )
 
 // Test catalogs: tracker and kanban both define Issue and User, so bare
@@ -53,6 +54,8 @@ func trackerCatalog() *catalog.Catalog {
 	project := entity("Project", "id", "id", "id", "name", "str", "archived", "flag")
 	project.Relations = map[string]*catalog.Relation{
 		"issues": rel("issues", "Issue", "many", catalog.Materialize{Kind: catalog.QueryScoped, Capability: "issue_query", Param: "project_id"}),
+		// lead is embedded in the project's get with only some of its fields.
+		"lead": rel("lead", "User", "one", catalog.Materialize{Kind: catalog.FromParentGet, Path: []catalog.PathStep{{Key: "lead"}}}),
 	}
 	issue := entity("Issue", "id", "id", "id", "project_id", "id", "title", "str", "status", "status",
 		"assignee_id", "id", "score", "score", "votes", "count", "body", "str")
@@ -117,6 +120,12 @@ func trackerCatalog() *catalog.Catalog {
 		c.Capabilities[cp.Name] = cp
 	}
 	c.Capabilities["issue_close"].Output = &catalog.Output{Type: "side_effect"}
+	// Lists leave out the long or costly fields; the gets return them.
+	listed := []string{"id", "project_id", "title", "status", "assignee_id", "score", "votes"}
+	c.Capabilities["issue_query"].Provides = listed
+	c.Capabilities["issue_search"].Provides = listed
+	c.Capabilities["issue_get"].Provides = append(slices.Clone(listed), "body")
+	c.Capabilities["user_query"].Provides = []string{"id", "name"}
 	return c
 }
 

@@ -73,6 +73,18 @@ var goldenCases = []struct {
 	{"id_field_hop", `Member("ann").badges`, nil},
 	{"id_field_action", `Member("ann").suspend()`, nil},
 	{"id_field_for_each", `Member.limit(2).rename(name="x")`, nil},
+	// Hydration: fields a list does not provide are read through the get,
+	// only when the program asks for them.
+	{"hydrate_projection", `Issue{status="open"}.limit(3)[id, title, body]`, nil},
+	{"hydrate_not_asked", `Issue{status="open"}.limit(3)[id, title]`, nil},
+	{"hydrate_sort_unbounded", `Issue{project_id="p1"}.sort(body).limit(2)[id]`, nil},
+	{"hydrate_filter", `Issue{status="open"}.limit(5).filter{body~"crash"}[id]`, nil},
+	{"hydrate_label_ref", "top = Issue{status=\"open\"}.limit(1)\nComment.create(issue_id=top.id, body=top.body)", nil},
+	{"hydrate_search", `Issue~"crash".limit(2)[title, body]`, nil},
+	{"hydrate_no_provides", `Project.limit(2)[id, name]`, nil},
+	{"hydrate_hop_target", `Issue{status="open"}.limit(5).assignee[id, login]`, nil},
+	{"hydrate_embedded", `Project("p1").lead[id, login]`, nil},
+	{"hydrate_embedded_id_only", `Project("p1").lead[id]`, nil},
 	{"crlf", "a = Project(\"p1\")\r\na.issues.limit(1)[id]\r\n", nil},
 	// Null equalities stay host filters: a null parameter is left out of the
 	// request, which would list everything.

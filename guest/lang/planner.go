@@ -33,6 +33,9 @@ type cur struct {
 	get  *source
 	// proj is the projection in force on node's rows, nil when none.
 	proj []string
+	// have are the fields node's rows are known to carry, nil when every
+	// field is (see hydrate).
+	have []string
 	at   pos
 }
 
@@ -637,7 +640,67 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 		n.Args = args
 	}
 	id, err := p.add(n, at)
-	return cur{node: id, ent: x, many: true, own: true}, err
+	return cur{node: id, ent: x, many: true, own: true, have: provided(best)}, err
+}
+
+// provided is what a capability's rows carry: nil (every field) when it
+// declares no provides, since an undeclared list is no evidence of a gap.
+func provided(cp *catalog.Capability) []string {
+	if cp == nil || len(cp.Provides) == 0 {
+		return nil
+	}
+	return cp.Provides
+}
+
+// hydrate makes c's rows carry fields the program explicitly reads (a
+// projection, a sort or filter field, a relation's binding, a label
+// reference) when the capability that produced them does not provide those
+// fields: it appends an OpHydrate node that reads each row again through
+// the entity's get. Rows nobody asks about are never hydrated, so a plain
+// list costs one call, not one per row. When the entity has no usable get,
+// or the get does not provide the field either, the rows stay as they are.
+func (p *planner) hydrate(c *cur, fields []string, at pos) *abi.Error {
+	if c.have == nil || c.ent.cat == nil || c.proj != nil {
+		// A projection in force was itself hydrated before it was applied.
+		return nil
+	}
+	gc := c.ent.cat.GetCapability(c.ent.name)
+	idf := idField(c.ent.e)
+	if gc == nil || idf == "" || !slices.Contains(c.have, idf) {
+		return nil
+	}
+	gets := provided(gc)
+	var missing []string
+	for _, f := range fields {
+		if c.ent.e.Fields[f] == nil || slices.Contains(c.have, f) || slices.Contains(missing, f) {
+			continue
+		}
+		if gets == nil || slices.Contains(gets, f) {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	binds := []plan.Bind{{Var: "id", Field: idf}}
+	if idf != "id" && usesVar(c.ent.cat, gc, idf) {
+		binds = append(binds, plan.Bind{Var: idf, Field: idf})
+	}
+	for _, pr := range gc.Parameters {
+		if pr.Required && !slices.ContainsFunc(binds, func(b plan.Bind) bool { return b.Var == pr.Name }) {
+			return nil // the get needs more than the row's id
+		}
+	}
+	n := baseNode(plan.OpHydrate, c.ent)
+	n.Kind, n.Capability, n.Input, n.Many = gc.Kind, gc.Name, c.node, c.many
+	n.Hydrate = &plan.Hydrate{Binds: binds, Fields: missing}
+	id, err := p.add(n, at)
+	if err != nil {
+		return err
+	}
+	c.node, c.own = id, true
+	c.have = slices.Concat(c.have, missing)
+	return nil
 }
 
 // pushable reports whether a predicate may be sent to the backend as a
@@ -783,6 +846,13 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 	default:
 		return c, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has unknown materialization "+rel.Materialize.Kind, "")
 	}
+	var bindFields []string
+	for _, b := range h.Binds {
+		bindFields = append(bindFields, b.Field)
+	}
+	if err := p.hydrate(&c, bindFields, st.p); err != nil {
+		return c, err
+	}
 	if hc := c.ent.cat.Capabilities[h.Capability]; hc != nil && rel.Materialize.Kind != catalog.FromParentGet {
 		var missing []string
 		for _, pr := range hc.Parameters {
@@ -796,11 +866,27 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 		}
 	}
 	tx := ent{cat: c.ent.cat, e: target, name: rel.Target}
+	tid := idField(target)
+	if rel.Cardinality == "one" {
+		h.DistinctBy = tid
+	}
+	// What the target rows carry: the target capability's provides, or, for
+	// objects embedded in the parent's get, whatever the parent happened to
+	// embed, which the catalog does not declare. Only the id is certain
+	// there; the hydrate node skips rows that turn out complete.
+	var have []string
+	if rel.Materialize.Kind == catalog.FromParentGet {
+		if tid != "" {
+			have = []string{tid}
+		}
+	} else {
+		have = provided(c.ent.cat.Capabilities[h.Capability])
+	}
 	n := baseNode(plan.OpHop, tx)
 	n.Kind, n.Hop, n.Input = "relation", h, c.node
 	n.Many = c.many || rel.Cardinality != "one"
 	id, err := p.add(n, st.p)
-	return cur{node: id, ent: tx, many: n.Many, own: true}, err
+	return cur{node: id, ent: tx, many: n.Many, own: true, have: have}, err
 }
 
 // needField checks that rows still carry a field a later step reads from.
@@ -956,6 +1042,9 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 		if err := checkField(*st.field); err != nil {
 			return err
 		}
+		if err := p.hydrate(c, []string{st.field.text}, st.p); err != nil {
+			return err
+		}
 		t = plan.Transform{Kind: plan.TSort, Field: st.field.text, Desc: st.desc}
 	case stFilter:
 		t = plan.Transform{Kind: plan.TFilter}
@@ -973,6 +1062,13 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 			}
 			t.Preds = append(t.Preds, pd)
 		}
+		var fs []string
+		for _, pd := range t.Preds {
+			fs = append(fs, pd.Field)
+		}
+		if err := p.hydrate(c, fs, st.p); err != nil {
+			return err
+		}
 	case stProject:
 		for _, f := range st.fields {
 			if err := checkField(f); err != nil {
@@ -982,6 +1078,9 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 				return errAt(f.p, abi.CodeType, f.text+" is listed twice in the projection", "")
 			}
 			t.Fields = append(t.Fields, f.text)
+		}
+		if err := p.hydrate(c, t.Fields, st.p); err != nil {
+			return err
 		}
 		t.Kind = plan.TProject
 		c.proj = t.Fields
@@ -1063,6 +1162,9 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 	if err := p.needField(c, f, v.field.p, id.text+"."+f); err != nil {
 		return nil, nil, err
 	}
+	if err := p.hydrate(&c, []string{f}, v.field.p); err != nil {
+		return nil, nil, err
+	}
 	if !p.single(c.node) {
 		return nil, nil, errAt(v.p, abi.CodeType, id.text+" is a list; "+id.text+"."+f+" needs a single row",
 			"bind one row, e.g. "+id.text+" = Entity(\"id\") or "+id.text+" = Entity{…}.limit(1)")
@@ -1070,18 +1172,24 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 	return nil, &plan.ArgRef{Node: c.node, Field: f}, nil
 }
 
-// single reports whether a node yields at most one row.
+// single reports whether a node yields at most one row. A hydrate node
+// yields as many rows as its input.
 func (p *planner) single(id int) bool {
-	n := &p.nodes[id]
-	if !n.Many {
-		return true
-	}
-	for _, t := range n.Transforms {
-		if t.Kind == plan.TLimit && t.N <= 1 {
+	for {
+		n := &p.nodes[id]
+		if !n.Many {
 			return true
 		}
+		for _, t := range n.Transforms {
+			if t.Kind == plan.TLimit && t.N <= 1 {
+				return true
+			}
+		}
+		if n.Op != plan.OpHydrate {
+			return false
+		}
+		id = n.Input // earlier than n, so the walk ends
 	}
-	return false
 }
 
 // checkValue type-checks a literal against a value domain, when declared.

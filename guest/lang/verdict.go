@@ -43,7 +43,7 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 		// A hop or a for-each mutation runs once per input row, so an
 		// unbounded input means an unbounded number of calls, whatever
 		// limit is applied to what comes out.
-		fansOut := n.Op == plan.OpHop || n.Op == plan.OpMutate && n.ForEach != nil
+		fansOut := n.Op == plan.OpHop || n.Op == plan.OpHydrate || n.Op == plan.OpMutate && n.ForEach != nil
 		if fansOut && n.Input >= 0 && !bounded(p.nodes, n.Input) {
 			what := n.Capability
 			if n.Hop != nil {
@@ -61,7 +61,8 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 }
 
 // bounded reports whether a node yields a bounded number of rows: one row,
-// a .limit, a page limit, or a transform or for-each over a bounded input.
+// a .limit, a page limit, or a transform, hydrate or for-each over a bounded
+// input.
 // Fetches and hops without a limit are unbounded; a hop over a bounded input
 // still is, because each parent may have any number of children.
 func bounded(nodes []plan.Node, id int) bool {
@@ -70,7 +71,7 @@ func bounded(nodes []plan.Node, id int) bool {
 		if !n.Many || hasTransform(n, plan.TLimit) || n.Page != nil && n.Page.Limit > 0 {
 			return true
 		}
-		if n.Input < 0 || n.Op != plan.OpTransform && (n.Op != plan.OpMutate || n.ForEach == nil) {
+		if n.Input < 0 || n.Op != plan.OpTransform && n.Op != plan.OpHydrate && (n.Op != plan.OpMutate || n.ForEach == nil) {
 			return false
 		}
 		id = n.Input

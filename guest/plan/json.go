@@ -120,6 +120,29 @@ func (n *Node) appendJSON(b []byte) []byte {
 			}
 			b = append(b, ']')
 		}
+		b = optString(b, "distinct_by", h.DistinctBy)
+		b = append(b, '}')
+	}
+	if h := n.Hydrate; h != nil {
+		b = append(b, `,"hydrate":{"binds":`...)
+		if h.Binds == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range h.Binds {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = h.Binds[i].appendJSON(b)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `,"fields":`...)
+		if h.Fields == nil {
+			b = append(b, "null"...)
+		} else {
+			b = appendStrings(b, h.Fields)
+		}
 		b = append(b, '}')
 	}
 	if len(n.Filters) > 0 {

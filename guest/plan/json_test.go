@@ -47,7 +47,8 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 				"l": []any{"x", int64(1)}, "m": map[string]any{"z": 1.0, "a": awkward}},
 			ArgRefs:    []plan.ArgRef{{Var: "v", Node: 1, Field: "f"}},
 			ForEach:    &plan.Bind{Var: "id", Field: "id"},
-			Hop:        &plan.Hop{Relation: "r", Materialize: "m", Target: "T", Capability: "c"},
+			Hop:        &plan.Hop{Relation: "r", Materialize: "m", Target: "T", Capability: "c", DistinctBy: awkward},
+			Hydrate:    &plan.Hydrate{Binds: []plan.Bind{{Var: "id", Field: awkward}}, Fields: []string{"body", awkward}},
 			Filters:    []plan.Pred{{Field: "f", Op: "~", Value: awkward}},
 			Transforms: []plan.Transform{{Kind: "limit", N: 3}, {Kind: "sort", Field: "f", Desc: true}, {Kind: "project", Fields: []string{"a"}}, {Kind: "filter", Preds: []plan.Pred{{Field: "x", Op: "=", Value: []any{}}}}},
 			Page:       &plan.PageRef{Handle: "s0_pg1", Limit: 5},
@@ -57,6 +58,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		Order:   []int{0},
 		Verdict: "review", Reasons: []string{awkward}, Summary: "s",
 	})
+	same(t, "empty hydrate", &plan.Plan{Nodes: []plan.Node{{Hydrate: &plan.Hydrate{}}, {Hydrate: &plan.Hydrate{Binds: []plan.Bind{}, Fields: []string{}}}}})
 	same(t, "empty", &plan.Plan{})
 	same(t, "empty lists", &plan.Plan{Nodes: []plan.Node{}, Roots: []plan.Root{}, Order: []int{}, Reasons: []string{}})
 }

@@ -10,6 +10,9 @@ const (
 	OpMutate    = "mutate"    // create/update/delete/action
 	OpTransform = "transform" // postfix transforms over Input's rows
 	OpPage      = "page"      // continue a paginated list from a handle
+	// OpHydrate reads each of Input's rows again through the entity's get
+	// and fills the fields the list capability did not provide.
+	OpHydrate = "hydrate"
 )
 
 // Effects.
@@ -67,6 +70,8 @@ type Node struct {
 	ForEach *Bind `json:"for_each,omitempty"`
 
 	Hop *Hop `json:"hop,omitempty"`
+	// Hydrate, on an OpHydrate node, says which get fills which fields.
+	Hydrate *Hydrate `json:"hydrate,omitempty"`
 
 	// Filters are predicates not pushed down to the backend, applied by the
 	// host after fetching.
@@ -106,6 +111,19 @@ type Hop struct {
 	Capability string `json:"capability"`
 	// Binds fill the capability's variables from the parent row.
 	Binds []Bind `json:"binds"`
+	// DistinctBy, when set, is the target's id field: the relation is
+	// cardinality one, so parents sharing a target yield it once (first
+	// occurrence order) rather than once per parent.
+	DistinctBy string `json:"distinct_by,omitempty"`
+}
+
+// Hydrate says how an OpHydrate node completes its input rows: Node.Capability
+// (the entity's get) runs once per row with Binds filled from that row, and
+// the answer's Fields are copied into the row in place. Rows that already
+// carry every one of Fields are not read again.
+type Hydrate struct {
+	Binds  []Bind   `json:"binds"`
+	Fields []string `json:"fields"`
 }
 
 // Pred is a row predicate.

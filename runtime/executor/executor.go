@@ -1,8 +1,8 @@
 // Package executor runs plans: it walks the DAG a guest planned, asks the
 // tenant's engine to compile each backend request and decode each response,
-// performs the HTTP itself through egress, fans relation hops out over parent
-// rows with bounded concurrency, and applies host-side filters and postfix
-// transforms. It holds no catalog semantics of its own: every node is
+// performs the HTTP itself through egress, fans relation hops and hydration
+// gets out over rows with bounded concurrency, and applies host-side filters
+// and postfix transforms. It holds no catalog semantics of its own: every node is
 // self-describing.
 package executor
 
@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,6 +172,21 @@ func filterStep(preds []plan.Pred) []plan.Transform {
 
 // ErrBackend wraps a backend's non-success answer as decoded by the guest.
 var ErrBackend = errors.New("backend error")
+
+// BackendError is a backend's non-success answer; it matches ErrBackend, and
+// Status lets callers tell a missing row (404) from a failure.
+type BackendError struct {
+	Capability string
+	Status     int
+	Message    string // the guest's reading of the error body
+}
+
+func (e *BackendError) Error() string {
+	return fmt.Sprintf("%v: %s answered %d %s: %s", ErrBackend, e.Capability, e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// Is makes errors.Is(err, ErrBackend) hold.
+func (e *BackendError) Is(target error) bool { return target == ErrBackend }
 
 // ErrFanOut means a hop or for-each had more parent rows than allowed.
 var ErrFanOut = errors.New("fan-out limit exceeded")
@@ -401,6 +417,15 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 		t, err = shape(t, n)
 		return t, nil, err
+	case plan.OpHydrate:
+		// No continuation: a later page would come back without the
+		// hydrated fields.
+		t, err := r.hydrate(ctx, n, step)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		t, err = shape(t, n)
+		return t, nil, err
 	case plan.OpMutate:
 		t, err := r.mutate(ctx, n, step)
 		if err != nil {
@@ -467,7 +492,7 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	if n.Hop.Materialize == "from_parent_get" {
 		relation = n.Hop.Relation
 	}
-	return r.fanOut(ctx, n, n.Hop.Capability, relation, len(parents.Rows), step, func(i int) (map[string]any, error) {
+	t, err := r.fanOut(ctx, n, n.Hop.Capability, relation, len(parents.Rows), step, func(i int) (map[string]any, error) {
 		vars := maps.Clone(n.Args)
 		if vars == nil {
 			vars = map[string]any{}
@@ -485,6 +510,117 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 		}
 		return vars, nil
 	})
+	if err != nil || n.Hop.DistinctBy == "" {
+		return t, err
+	}
+	return distinct(t, n.Hop.DistinctBy)
+}
+
+// distinct keeps the first row per value of field. Many parents of a
+// cardinality-one relation often share their target (thirty transactions,
+// six accounts); the relation's rows are the targets, not one per parent.
+// Rows without the field's value cannot be told apart and are all kept.
+func distinct(t abi.Table, field string) (abi.Table, error) {
+	c := t.Col(field)
+	if c < 0 {
+		if len(t.Rows) == 0 {
+			return t, nil
+		}
+		return abi.Table{}, fmt.Errorf("relation rows have no id field %q to tell targets apart", field)
+	}
+	seen := make(map[string]bool, len(t.Rows))
+	rows := t.Rows[:0:0]
+	for _, row := range t.Rows {
+		if v := row[c]; v != nil {
+			// The type is part of the key: 1 and "1" are different ids.
+			k := fmt.Sprintf("%T\x00%v", v, v)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		rows = append(rows, row)
+	}
+	t.Rows = rows
+	return t, nil
+}
+
+// hydrate completes Input's rows: for every row lacking one of the fields
+// to fill, it runs the entity's get with the row's key and copies those
+// fields from the answer, keeping the row's other cells and its position.
+// Rows that already carry every field are not read again. A get answering
+// 404 leaves its row as it was (the row was listed, so it is kept rather
+// than silently dropped); any other failure fails the run.
+func (r *run) hydrate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, error) {
+	h := n.Hydrate
+	if h == nil || n.Input < 0 {
+		return abi.Table{}, errors.New("hydrate without fields or input")
+	}
+	in := r.states[n.Input].table
+	t := abi.Table{Columns: slices.Clone(in.Columns), Rows: make([][]any, len(in.Rows))}
+	cols := make([]int, len(h.Fields))
+	for i, f := range h.Fields {
+		if cols[i] = t.Col(f); cols[i] < 0 {
+			t.Columns = append(t.Columns, f)
+			cols[i] = len(t.Columns) - 1
+		}
+	}
+	for i, row := range in.Rows {
+		// Each row is copied: hydration writes into it, and the input's
+		// rows may be shared with other nodes and roots.
+		t.Rows[i] = append(make([]any, 0, len(t.Columns)), row...)
+		t.Rows[i] = t.Rows[i][:len(t.Columns)]
+	}
+	binds := make([]int, len(h.Binds))
+	for i, b := range h.Binds {
+		if binds[i] = in.Col(b.Field); binds[i] < 0 {
+			return abi.Table{}, fmt.Errorf("hydrate %s: rows have no key field %q", n.Entity, b.Field)
+		}
+	}
+	var todo []int
+	for i, row := range t.Rows {
+		if slices.ContainsFunc(cols, func(c int) bool { return row[c] == nil }) {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) > r.x.limits.MaxFanOut {
+		return abi.Table{}, fmt.Errorf("%w: reading %d %s rows in full (max %d); add .limit(n) before asking for %s", ErrFanOut, len(todo), n.Entity, r.x.limits.MaxFanOut, strings.Join(h.Fields, ", "))
+	}
+	err := r.forEach(ctx, len(todo), func(ctx context.Context, k int) error {
+		row := t.Rows[todo[k]]
+		vars := maps.Clone(n.Args)
+		if vars == nil {
+			vars = map[string]any{}
+		}
+		for i, b := range h.Binds {
+			if row[binds[i]] == nil {
+				return nil // a row without its key cannot be read again
+			}
+			vars[b.Var] = row[binds[i]]
+		}
+		dec, _, err := r.call(ctx, n.EntryID, n.Capability, vars, nil, "", step)
+		var be *BackendError
+		if errors.As(err, &be) && be.Status == http.StatusNotFound {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("hydrate %s row %d: %w", n.Entity, todo[k]+1, err)
+		}
+		if len(dec.Table.Rows) == 0 {
+			return nil
+		}
+		got := dec.Table.Rows[0]
+		for i, f := range h.Fields {
+			if c := dec.Table.Col(f); c >= 0 {
+				row[cols[i]] = got[c]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return abi.Table{}, err
+	}
+	return t, nil
 }
 
 // fanOut calls capability once per i in [0, count) with the variables
@@ -651,7 +787,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 	if err != nil {
 		var ae *abi.Error
 		if errors.As(err, &ae) && (resp.Status < 200 || resp.Status > 299) {
-			return nil, nil, fmt.Errorf("%w: %s answered %d %s: %s", ErrBackend, capability, resp.Status, http.StatusText(resp.Status), ae.Message)
+			return nil, nil, &BackendError{Capability: capability, Status: resp.Status, Message: ae.Message}
 		}
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
 	}

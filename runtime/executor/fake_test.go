@@ -104,6 +104,8 @@ func (e *fakeEngine) decodes() []*abi.DecodeRequest {
 // status of a call.
 type fakeSender struct {
 	hook func(ctx context.Context, capability string) (status int, err error)
+	// statusOf, when set, picks the status from the compiled call itself.
+	statusOf func(call *abi.CompileRequest) int
 
 	mu    sync.Mutex
 	sends int
@@ -134,6 +136,13 @@ func (s *fakeSender) Do(ctx context.Context, req *abi.CompiledRequest, allowed [
 		if status, err = s.hook(ctx, capability); err != nil {
 			return nil, err
 		}
+	}
+	if s.statusOf != nil {
+		var call abi.CompileRequest
+		if err := json.Unmarshal([]byte(u.Query().Get("req")), &call); err != nil {
+			return nil, err
+		}
+		status = s.statusOf(&call)
 	}
 	return &egress.Response{Status: status, Body: []byte(req.URL)}, nil
 }
