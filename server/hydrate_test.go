@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/plasmd/plasmd/server"
@@ -93,5 +94,21 @@ func TestLedgerOneRelationDistinct(t *testing.T) {
 	got := rows(t, f.runJSON(t, path, `Transaction{account_id="acc-1"}.limit(10).account[id,name]`)[0])
 	if len(got) != 1 || got[0]["id"] != "acc-1" {
 		t.Fatalf("accounts of acc-1's transactions: %v", got)
+	}
+}
+
+// A brace predicate on a field the list does not carry filters the
+// hydrated rows, instead of testing null on every listed row.
+func TestBracePredicateOnUnlistedFieldHydrates(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	path := f.open(t, "tracker", "Issue")
+	got := rows(t, f.runJSON(t, path, `Issue{project_id="prj-1", body~"acceptance"}[id,body]`)[0])
+	if len(got) == 0 {
+		t.Fatal("no issue of prj-1 matched body~\"acceptance\": the filter ran on unhydrated rows")
+	}
+	for _, r := range got {
+		if !strings.Contains(strings.ToLower(r["body"].(string)), "acceptance") {
+			t.Fatalf("row does not match the predicate: %v", r)
+		}
 	}
 }

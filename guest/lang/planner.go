@@ -639,8 +639,37 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 	if len(args) > 0 {
 		n.Args = args
 	}
+	// A host-side predicate on a field the list does not carry would test
+	// null and drop every row: such predicates wait for the rows to be
+	// hydrated and filter after.
+	have := provided(best)
+	var late []plan.Pred
+	if have != nil {
+		early := n.Filters[:0:0]
+		for _, pd := range n.Filters {
+			if slices.Contains(have, pd.Field) {
+				early = append(early, pd)
+			} else {
+				late = append(late, pd)
+			}
+		}
+		n.Filters = early
+	}
 	id, err := p.add(n, at)
-	return cur{node: id, ent: x, many: true, own: true, have: provided(best)}, err
+	c := cur{node: id, ent: x, many: true, own: true, have: have}
+	if err != nil || len(late) == 0 {
+		return c, err
+	}
+	var fs []string
+	for _, pd := range late {
+		fs = append(fs, pd.Field)
+	}
+	if err := p.hydrate(&c, fs, at); err != nil {
+		return cur{}, err
+	}
+	last := &p.nodes[c.node]
+	last.Transforms = append(last.Transforms, plan.Transform{Kind: plan.TFilter, Preds: late})
+	return c, nil
 }
 
 // provided is what a capability's rows carry: nil (every field) when it
