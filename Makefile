@@ -56,7 +56,7 @@ build:
 # run serves the embedded demo (tracker REST, kanban GraphQL, ledger with a
 # vendor module) on 127.0.0.1:8787: HTTP /execute and MCP at /mcp.
 run: build
-	./bin/plasmd serve --demo $(ARGS)
+	./bin/plasmd serve --demo --cache-dir .cache/wasm $(ARGS)
 
 # test is what CI runs: formatting and vet, committed Wasm up to date, then
 # every test with the race detector.
