@@ -32,7 +32,6 @@ import (
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/guest/catalog"
 	"github.com/plasmd/plasmd/guest/cml"
-	"github.com/plasmd/plasmd/guest/tape"
 )
 
 // snippetBytes is how much of an error body is quoted back.
@@ -112,15 +111,12 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		return out, nil
 	}
 
-	var doc any
-	var err error
 	if d.req.Tape {
-		// The host tokenised a valid JSON body (guest/tape); reading the
-		// tape costs a few calls per value instead of several per byte.
-		doc, err = tape.Decode(body)
-	} else {
-		doc, err = parseJSON(body)
+		// The host tokenised a valid JSON body (guest/tape); reading it
+		// through a view builds only the values the rows need.
+		return d.decodeTape(out, ent, cols, rel, body)
 	}
+	doc, err := parseJSON(body)
 	if err != nil {
 		return nil, d.fail("", "%v", err)
 	}
@@ -150,7 +146,7 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		out.Table.Rows = append(out.Table.Rows, d.row(ent, cols, obj))
 	}
 	if rel == nil && d.m.Pagination != nil {
-		next, err := d.next(doc, pageItems)
+		next, err := d.next(func(path []string) (any, bool) { return walk(doc, path) }, pageItems)
 		if err != nil {
 			return nil, err
 		}

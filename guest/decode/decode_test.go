@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/guest/tape"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -412,7 +414,7 @@ func TestDecode(t *testing.T) {
 				status = 200
 			}
 			req := &abi.DecodeRequest{EntryID: "demo", Capability: tc.cap, Status: status, Headers: tc.headers, Relation: tc.relation, Page: tc.page}
-			got, aerr := Decode(cat, req, []byte(tc.body))
+			got, aerr := decodeBoth(t, cat, req, []byte(tc.body))
 			checkGolden(t, tc.name, got, aerr)
 			if tc.errCode != "" {
 				if aerr == nil {
@@ -534,6 +536,27 @@ func checkGolden(t *testing.T, name string, got *abi.DecodeResponse, aerr *abi.E
 	}
 }
 
+// decodeBoth decodes body as raw JSON and, when the host would have sent
+// it as a tape, as a tape too; the two paths must agree exactly.
+func decodeBoth(t *testing.T, cat *catalog.Catalog, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, *abi.Error) {
+	t.Helper()
+	got, aerr := Decode(cat, req, body)
+	if req.Status < 200 || req.Status > 299 || len(bytes.TrimSpace(body)) == 0 {
+		return got, aerr
+	}
+	tp, err := tape.AppendJSON(nil, body)
+	if err != nil {
+		return got, aerr
+	}
+	treq := *req
+	treq.Tape = true
+	tgot, taerr := Decode(cat, &treq, tp)
+	if !reflect.DeepEqual(got, tgot) || !reflect.DeepEqual(aerr, taerr) {
+		t.Fatalf("tape path differs for %q:\n json: %#v %+v\n tape: %#v %+v", body, got, aerr, tgot, taerr)
+	}
+	return got, aerr
+}
+
 func FuzzDecode(f *testing.F) {
 	seeds := []struct {
 		status int
@@ -568,7 +591,7 @@ func FuzzDecode(f *testing.F) {
 			Headers: map[string]string{"Link": string(body[:min(len(body), 64)])},
 			Page:    map[string]any{"offset": float64(pick), "after": "c"},
 		}
-		got, aerr := Decode(cat, req, body)
+		got, aerr := decodeBoth(t, cat, req, body)
 		if aerr != nil {
 			if aerr.Code == "" || aerr.Message == "" {
 				t.Fatalf("empty error %+v", aerr)

@@ -12,7 +12,8 @@ import (
 )
 
 // next computes the state of the page after this one, or nil when the list
-// is exhausted. items is the number of items this page carried.
+// is exhausted. items is the number of items this page carried; get reads
+// a path of object keys from the response document, as walk does.
 //
 // A counter without step advances by items, the number of items the page
 // actually carried. That is right for offset/skip counters (the next page
@@ -21,13 +22,13 @@ import (
 // default, page=1 followed by 30 items would ask for page=31. A declared
 // step also stops the list on a short page (fewer than step items), which is
 // why offset counters with a known page size may set step too.
-func (d *decoder) next(doc any, items int) (map[string]any, *abi.Error) {
+func (d *decoder) next(get func(path []string) (any, bool), items int) (map[string]any, *abi.Error) {
 	p := d.m.Pagination
 	cur := cml.PageState(p, d.req.Page)
 	names := cml.ParamNames(p)
 
 	if sw := p.StopWhen; sw != nil && sw.Field != "" {
-		v, ok := walk(doc, d.prefixed(sw.Field))
+		v, ok := get(d.prefixed(sw.Field))
 		if sw.Absent && (!ok || v == nil) {
 			return nil, nil
 		}
@@ -62,7 +63,7 @@ func (d *decoder) next(doc any, items int) (map[string]any, *abi.Error) {
 			if pp.FromResponse == "" {
 				continue
 			}
-			v, _ := walk(doc, d.prefixed(pp.FromResponse))
+			v, _ := get(d.prefixed(pp.FromResponse))
 			s, _ := v.(string)
 			if s == "" {
 				return nil, nil
@@ -101,7 +102,7 @@ func (d *decoder) next(doc any, items int) (map[string]any, *abi.Error) {
 			next[name] = n
 			advances = true
 		case pp.FromResponse != "":
-			v, _ := walk(doc, d.prefixed(pp.FromResponse))
+			v, _ := get(d.prefixed(pp.FromResponse))
 			if v == nil || v == "" {
 				return nil, nil
 			}
