@@ -175,7 +175,7 @@ func (vm *vendorModule) bind(sb *sandbox.Tenant, env *sandbox.HostEnv) *executor
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(b, out); err != nil {
+		if err := abi.Unmarshal(b, out); err != nil {
 			return fmt.Errorf("%s: malformed result from the vendor module: %w", hook, err)
 		}
 		return nil

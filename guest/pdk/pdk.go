@@ -88,7 +88,7 @@ func parseHTTPResponse(frame []byte) (*Response, error) {
 		return nil, fmt.Errorf("pdk: http response: %w", err)
 	}
 	var h hostabi.Response
-	if err := json.Unmarshal(head, &h); err != nil {
+	if err := abi.Unmarshal(head, &h); err != nil {
 		return nil, fmt.Errorf("pdk: http response header: %w", err)
 	}
 	if h.Error != "" {
@@ -107,7 +107,7 @@ func Errorf(code, format string, args ...any) *abi.Error {
 // this is the same logic without guest memory, for native tests.
 func HandlePrepareRequest(in []byte, fn func(*abi.CompiledRequest) (*abi.CompiledRequest, error)) []byte {
 	var req abi.CompiledRequest
-	if err := json.Unmarshal(in, &req); err != nil {
+	if err := abi.Unmarshal(in, &req); err != nil {
 		return errorEnvelope(Errorf(abi.CodeBadRequest, "prepare_request: %v", err))
 	}
 	return respond(fn(&req))
@@ -121,7 +121,7 @@ func HandleDecodeResponse(in []byte, fn func(*abi.DecodeRequest, []byte) (*abi.D
 		return errorEnvelope(Errorf(abi.CodeBadRequest, "decode_response: %v", err))
 	}
 	var req abi.DecodeRequest
-	if err := json.Unmarshal(head, &req); err != nil {
+	if err := abi.Unmarshal(head, &req); err != nil {
 		return errorEnvelope(Errorf(abi.CodeBadRequest, "decode_response: %v", err))
 	}
 	return respond(fn(&req, body))
@@ -130,7 +130,7 @@ func HandleDecodeResponse(in []byte, fn func(*abi.DecodeRequest, []byte) (*abi.D
 // HandleInvoke runs an invoke handler on one input.
 func HandleInvoke(in []byte, fn func(*abi.CompileRequest) (*abi.DecodeResponse, error)) []byte {
 	var req abi.CompileRequest
-	if err := json.Unmarshal(in, &req); err != nil {
+	if err := abi.Unmarshal(in, &req); err != nil {
 		return errorEnvelope(Errorf(abi.CodeBadRequest, "invoke: %v", err))
 	}
 	return respond(fn(&req))

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/plasmd/plasmd/guest/abi"
 )
 
 // Retention bounds of the in-memory store, per logical session (or, for
@@ -651,13 +653,15 @@ func (m *Memory) GetPage(_ context.Context, tenant, scope string, n int) (Page, 
 
 // clone deep-copies a value through JSON, the same path a networked store
 // takes, so tests of the in-memory store also prove values serialise.
+// Numbers keep their text (json.Number): a stored row id or a paging
+// variable above 2^53 must come back exact.
 func clone[T any](v T) (T, error) {
 	var out T
 	b, err := json.Marshal(v)
 	if err != nil {
 		return out, fmt.Errorf("session store: encode: %w", err)
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := abi.Unmarshal(b, &out); err != nil {
 		return out, fmt.Errorf("session store: decode: %w", err)
 	}
 	return out, nil

@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -332,7 +334,7 @@ func run(tenant, logical, hash, session, id string, n int) Run {
 		Tenant: tenant, LogicalID: logical, PromptHash: hash, SessionID: session, RunID: id, N: n,
 		Program: fmt.Sprintf("e1.list() # %s", id),
 		Created: time.Date(2025, 1, 1, 0, 0, n, 0, time.UTC),
-		Roots:   []RunRoot{{Label: "r", EntryID: "github", Entity: "Repo", Table: abi.Table{Columns: []string{"id"}, Rows: [][]any{{float64(n)}}}, PageHandle: "s0_pg1"}},
+		Roots:   []RunRoot{{Label: "r", EntryID: "github", Entity: "Repo", Table: abi.Table{Columns: []string{"id"}, Rows: [][]any{{json.Number(strconv.Itoa(n))}}}, PageHandle: "s0_pg1"}},
 	}
 }
 
@@ -393,7 +395,7 @@ func TestRuns(t *testing.T) {
 	// Returned runs are copies.
 	got.Roots[0].Table.Rows[0][0] = "mutated"
 	list[0].Roots[0].Label = "mutated"
-	if again := must(m.GetRun(bg, "A", "h", "x1", "run-2")); again.Roots[0].Table.Rows[0][0] != 2.0 {
+	if again := must(m.GetRun(bg, "A", "h", "x1", "run-2")); again.Roots[0].Table.Rows[0][0] != json.Number("2") {
 		t.Fatal("GetRun returned shared memory")
 	}
 	if again := must(m.GetRunByIndex(bg, "A", "L", 1)); again.Roots[0].Label != "r" {
@@ -414,7 +416,7 @@ func TestPages(t *testing.T) {
 	m, _ := newStore(t, 0)
 	p := Page{Tenant: "A", Scope: "L", N: 1, Continuation: executor.Continuation{
 		EntryID: "github", Entity: "Repo", Capability: "repo_query", Columns: []string{"id", "name"},
-		Vars: map[string]any{"org": "acme", "per_page": 30.0}, Page: map[string]any{"page": 2.0},
+		Vars: map[string]any{"org": "acme", "per_page": json.Number("30")}, Page: map[string]any{"page": json.Number("2")},
 		Filters: []plan.Pred{{Field: "lang", Op: "=", Value: "go"}},
 	}}
 	if err := m.PutPage(bg, p); err != nil {
