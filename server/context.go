@@ -158,15 +158,7 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed,
 	// The primary catalog teaches first; other catalogs in the seed set are
 	// federated after it in lexicographic order, so seed order never
 	// changes symbol numbering.
-	byEntry := map[string][]teaching.Seed{}
-	var entries []string
-	for _, sd := range rs {
-		id := sd.cat.EntryID
-		if _, ok := byEntry[id]; !ok {
-			entries = append(entries, id)
-		}
-		byEntry[id] = append(byEntry[id], teaching.Seed{EntryID: id, Entity: sd.entity})
-	}
+	byEntry, entries := groupSeeds(rs)
 	slices.Sort(entries)
 	var m symbol.Map
 	var exp teaching.Exposure
@@ -216,15 +208,7 @@ func (s *Service) Extend(ctx context.Context, t *tenant.Tenant, ex session.Execu
 
 func (s *Service) extendLocked(ctx context.Context, t *tenant.Tenant, ex session.Execute, rs []resolvedSeed, intent string, ranked []string) (*Extended, error) {
 	cats := s.catalogMap(t)
-	byEntry := map[string][]teaching.Seed{}
-	var entries []string
-	for _, sd := range rs {
-		id := sd.cat.EntryID
-		if _, ok := byEntry[id]; !ok {
-			entries = append(entries, id)
-		}
-		byEntry[id] = append(byEntry[id], teaching.Seed{EntryID: id, Entity: sd.entity})
-	}
+	byEntry, entries := groupSeeds(rs)
 	// Loaded catalogs expand first, then new ones federate in
 	// lexicographic order.
 	slices.SortFunc(entries, func(a, b string) int {
@@ -294,4 +278,18 @@ func teachingError(err error) error {
 		return errNotFound("seed %s:%s: %v", se.Seed.EntryID, se.Seed.Entity, se.Err)
 	}
 	return fmt.Errorf("teaching: %w", err)
+}
+
+// groupSeeds splits seeds by catalog, listing catalogs in first-seen order.
+func groupSeeds(rs []resolvedSeed) (map[string][]teaching.Seed, []string) {
+	byEntry := map[string][]teaching.Seed{}
+	var entries []string
+	for _, sd := range rs {
+		id := sd.cat.EntryID
+		if _, ok := byEntry[id]; !ok {
+			entries = append(entries, id)
+		}
+		byEntry[id] = append(byEntry[id], teaching.Seed{EntryID: id, Entity: sd.entity})
+	}
+	return byEntry, entries
 }

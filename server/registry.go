@@ -10,7 +10,7 @@ import (
 )
 
 // Registry is the set of catalogs this process serves, addressed by entry
-// id or registry alias. It is immutable once built; a reload builds a new one.
+// id or registry alias. It is immutable once built.
 type Registry struct {
 	byID    map[string]*catalog.Catalog
 	alias   map[string]string

@@ -4,6 +4,8 @@
 //	plasmd serve [--demo] [--catalogs DIR]… [--addr 127.0.0.1:8787] [--tenants FILE]
 //	plasmd stdio [--demo] [--catalogs DIR]… [--tenant ID] [--tenants FILE]
 //	plasmd catalog check DIR|FILE…
+//	plasmd module check FILE.wasm…
+//	plasmd version
 package main
 
 import (

@@ -641,8 +641,11 @@ func (r *run) fanOut(ctx context.Context, n *plan.Node, capability, relation str
 		// A relation is all of the parent's related rows, not the first
 		// page of them: follow the list, within bounds.
 		for pages := 1; dec.Next != nil && n.Op == plan.OpHop; pages++ {
-			if pages >= maxHopPages || len(t.Rows) > r.x.limits.MaxRows {
-				return fmt.Errorf("relation %s has more than %d pages (%d rows) for one parent; query %s directly and use page(…)", n.Hop.Relation, pages, len(t.Rows), n.Entity)
+			if pages >= maxHopPages {
+				return fmt.Errorf("relation %s has more than %d pages for one parent; query %s directly and use page(…)", n.Hop.Relation, maxHopPages, n.Entity)
+			}
+			if len(t.Rows) > r.x.limits.MaxRows {
+				return fmt.Errorf("relation %s yields more than %d rows for one parent; query %s directly and use page(…)", n.Hop.Relation, r.x.limits.MaxRows, n.Entity)
 			}
 			if dec, _, err = r.call(ctx, n.EntryID, capability, vars, dec.Next, relation, step); err != nil {
 				return err

@@ -743,8 +743,9 @@ func (t *Tenant) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.Com
 	return &r, nil
 }
 
-// Decode turns a backend response body into rows. The body is written into
-// the guest straight from the caller's slice, never copied on the host.
+// Decode turns a backend response body into rows. A successful JSON body is
+// tokenised into a tape first; any other body is written into the guest
+// straight from the caller's slice.
 func (t *Tenant) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
 	// A successful JSON body is tokenised here, natively, and travels as a
 	// tape: the guest then builds values instead of scanning bytes (see

@@ -5,14 +5,15 @@
 //
 // All state lives behind Store. Values cross the boundary by copy and
 // serialise to JSON, so a shared (e.g. Redis) implementation can replace the
-// in-memory one without touching callers: Memory already deep-copies every
-// value through JSON, so code that works against it never relies on shared
-// pointers. A Redis store would keep one JSON document per Logical, Execute,
-// Run and Page under keys scoped by tenant, map (tenant, intent) and
-// (transport, ref) with SETNX so concurrent opens agree on one id (one hash
-// per transport, so ForgetTransport is a single DEL), use INCR for NextSeq, and express the idle TTL as a key expiry refreshed by
-// GetExecute (distinguishing ErrExpired from ErrNotFound with a short-lived
-// tombstone). Server code reaches the store only through this interface and
+// in-memory one without touching callers: Memory deep-copies every value
+// it stores through JSON and every value it returns, so code that works
+// against it never relies on shared pointers. A Redis store would keep one
+// JSON document per Logical, Execute, Run and Page under keys scoped by
+// tenant, map (tenant, intent) and (transport, ref) with SETNX so
+// concurrent opens agree on one id (one hash per transport, so
+// ForgetTransport is a single DEL), use INCR for NextSeq, and express the
+// idle TTL as a key expiry refreshed by GetExecute (distinguishing
+// ErrExpired from ErrNotFound with a short-lived tombstone). Server code reaches the store only through this interface and
 // server.Config.SessionStore injects one.
 package session
 
