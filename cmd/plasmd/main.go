@@ -4,6 +4,7 @@
 //	plasmd serve [--demo] [--catalogs DIR]… [--addr 127.0.0.1:8787] [--tenants FILE]
 //	plasmd stdio [--demo] [--catalogs DIR]… [--tenant ID] [--tenants FILE]
 //	plasmd catalog check DIR|FILE…
+//	plasmd run [--demo] [--catalogs DIR]… --seed api:Entity… [--plan] PROGRAM|-
 //	plasmd module check FILE.wasm…
 //	plasmd version
 package main
@@ -37,6 +38,8 @@ const usage = `plasmd — safe, cheap API access for AI agents
 Usage:
   plasmd serve   [flags]        serve HTTP (/execute, /v1/…) and MCP (/mcp)
   plasmd stdio   [flags]        serve MCP over stdin/stdout
+  plasmd run --seed api:Entity… PROGRAM
+                                open a session and run one program (--plan: dry run)
   plasmd catalog check PATH…    validate catalog directories or .cgs.yaml files
   plasmd module check FILE.wasm inspect a vendor module: exports, ABI version, sha256, problems
   plasmd version
@@ -66,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return checkCatalogs(args[2:], stdout, stderr)
 	case "module":
 		return moduleCommand(args[1:], stdout, stderr)
+	case "run":
+		return runProgram(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "plasmd", server.Version)
 		return 0

@@ -135,3 +135,29 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		t.Fatalf("code %d, stderr %q", code, errb.String())
 	}
 }
+
+func TestRunCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo; skipped with -short")
+	}
+	var out, errb bytes.Buffer
+	program := "a = tracker:Issue(\"iss-1\")[id]\nb = kanban:Issue{team_id=\"team-1\"}.limit(1)[id]\na, b"
+	code := run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--seed", "tracker:Issue", "--seed", "kanban:Issue", program}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "## a (1 row)") || !strings.Contains(out.String(), "kiss-") {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--seed", "tracker:Issue", "Isue(1)"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "1:1: unknown entity") || !strings.Contains(errb.String(), "hint: did you mean Issue") {
+		t.Fatalf("code %d stderr %q", code, errb.String())
+	}
+	out.Reset()
+	code = run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--seed", "tracker:Issue", "--plan", `Issue("iss-1").close()`}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), `"verdict":"review"`) {
+		t.Fatalf("plan: code %d stdout %s", code, out.String())
+	}
+	if code := run([]string{"run", "--demo", "Issue"}, &out, &errb); code != 2 {
+		t.Fatalf("run without seeds: code %d", code)
+	}
+}
