@@ -14,35 +14,15 @@ import (
 // reflection-driven encoder spent most of a plan's time in the guest.
 func (p *Plan) AppendJSON(b []byte) []byte {
 	b = append(b, `{"nodes":`...)
-	if p.Nodes == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range p.Nodes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = p.Nodes[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = appendList(b, p.Nodes, true, (*Node).appendJSON)
 	b = append(b, `,"roots":`...)
-	if p.Roots == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, r := range p.Roots {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"label":`...)
-			b = appendString(b, r.Label)
-			b = append(b, `,"node":`...)
-			b = strconv.AppendInt(b, int64(r.Node), 10)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendList(b, p.Roots, true, func(r *Root, b []byte) []byte {
+		b = append(b, `{"label":`...)
+		b = appendString(b, r.Label)
+		b = append(b, `,"node":`...)
+		b = strconv.AppendInt(b, int64(r.Node), 10)
+		return append(b, '}')
+	})
 	b = append(b, `,"order":`...)
 	b = appendInts(b, p.Order, true)
 	b = append(b, `,"verdict":`...)
@@ -108,35 +88,13 @@ func (n *Node) appendJSON(b []byte) []byte {
 		b = append(b, `,"capability":`...)
 		b = appendString(b, h.Capability)
 		b = append(b, `,"binds":`...)
-		if h.Binds == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i := range h.Binds {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = h.Binds[i].appendJSON(b)
-			}
-			b = append(b, ']')
-		}
+		b = appendList(b, h.Binds, true, (*Bind).appendJSON)
 		b = optString(b, "distinct_by", h.DistinctBy)
 		b = append(b, '}')
 	}
 	if h := n.Hydrate; h != nil {
 		b = append(b, `,"hydrate":{"binds":`...)
-		if h.Binds == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i := range h.Binds {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = h.Binds[i].appendJSON(b)
-			}
-			b = append(b, ']')
-		}
+		b = appendList(b, h.Binds, true, (*Bind).appendJSON)
 		b = append(b, `,"fields":`...)
 		if h.Fields == nil {
 			b = append(b, "null"...)
@@ -212,18 +170,29 @@ func (x *Bind) appendJSON(b []byte) []byte {
 }
 
 func appendPreds(b []byte, ps []Pred) []byte {
-	b = append(b, '[')
-	for i, p := range ps {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	return appendList(b, ps, false, func(p *Pred, b []byte) []byte {
 		b = append(b, `{"field":`...)
 		b = appendString(b, p.Field)
 		b = append(b, `,"op":`...)
 		b = appendString(b, p.Op)
 		b = append(b, `,"value":`...)
 		b = appendValue(b, p.Value)
-		b = append(b, '}')
+		return append(b, '}')
+	})
+}
+
+// appendList encodes a slice as a JSON array, or null for a nil slice when
+// nullable (encoding/json's rule for fields without omitempty).
+func appendList[T any](b []byte, xs []T, nullable bool, each func(*T, []byte) []byte) []byte {
+	if xs == nil && nullable {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = each(&xs[i], b)
 	}
 	return append(b, ']')
 }
@@ -239,28 +208,11 @@ func optString(b []byte, key, v string) []byte {
 }
 
 func appendInts(b []byte, xs []int, nullable bool) []byte {
-	if xs == nil && nullable {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, x := range xs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(x), 10)
-	}
-	return append(b, ']')
+	return appendList(b, xs, nullable, func(x *int, b []byte) []byte { return strconv.AppendInt(b, int64(*x), 10) })
 }
 
 func appendStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
+	return appendList(b, ss, false, func(s *string, b []byte) []byte { return appendString(b, *s) })
 }
 
 // appendValue encodes the literal values a planner produces; anything else

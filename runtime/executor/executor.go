@@ -158,6 +158,14 @@ func EntryFromContext(ctx context.Context) string {
 	return s
 }
 
+// literalArgs is a fresh, writable copy of a node's literal arguments.
+func literalArgs(n *plan.Node) map[string]any {
+	if len(n.Args) == 0 {
+		return map[string]any{}
+	}
+	return maps.Clone(n.Args)
+}
+
 // maxHopPages bounds how many pages a relation hop follows per parent row.
 const maxHopPages = 20
 
@@ -456,10 +464,7 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 
 // vars merges literal args with values taken from earlier nodes' rows.
 func (r *run) vars(n *plan.Node) (map[string]any, error) {
-	vars := maps.Clone(n.Args)
-	if vars == nil {
-		vars = map[string]any{}
-	}
+	vars := literalArgs(n)
 	for _, ref := range n.ArgRefs {
 		src := r.states[ref.Node].table
 		if len(src.Rows) != 1 {
@@ -493,10 +498,7 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 		relation = n.Hop.Relation
 	}
 	t, err := r.fanOut(ctx, n, n.Hop.Capability, relation, len(parents.Rows), step, func(i int) (map[string]any, error) {
-		vars := maps.Clone(n.Args)
-		if vars == nil {
-			vars = map[string]any{}
-		}
+		vars := literalArgs(n)
 		for _, b := range n.Hop.Binds {
 			c := parents.Col(b.Field)
 			if c < 0 {
@@ -588,10 +590,7 @@ func (r *run) hydrate(ctx context.Context, n *plan.Node, step *Step) (abi.Table,
 	}
 	err := r.forEach(ctx, len(todo), func(ctx context.Context, k int) error {
 		row := t.Rows[todo[k]]
-		vars := maps.Clone(n.Args)
-		if vars == nil {
-			vars = map[string]any{}
-		}
+		vars := literalArgs(n)
 		for i, b := range h.Binds {
 			if row[binds[i]] == nil {
 				return nil // a row without its key cannot be read again
