@@ -1,8 +1,8 @@
 # plasmd build entry points. The engine targets keep the committed
-# runtime/enginewasm/engine.wasm in step with the guest sources.
+# internal/runtime/enginewasm/engine.wasm in step with the guest sources.
 
 GO           ?= go
-ENGINE_WASM  := runtime/enginewasm/engine.wasm
+ENGINE_WASM  := internal/runtime/enginewasm/engine.wasm
 ENGINE_PKG   := ./guest/cmd/engine
 # -trimpath and -buildvcs=false make the module a pure function of the
 # sources and the toolchain, so check-engine can compare bytes.
@@ -70,7 +70,7 @@ lint:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt -l reports:" >&2; echo "$$out" >&2; exit 1; fi
 	$(GO) vet ./...
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/... ./internal/engine/... ./internal/model/...
 
 # bench-extism compares call overhead with Extism's Go SDK. It lives in its
 # own module (bench/) so the main module never depends on Extism, which also

@@ -14,9 +14,9 @@ import (
 	extism "github.com/extism/go-sdk"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/engine"
-	"github.com/plasmd/plasmd/runtime/enginewasm"
-	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/internal/engine"
+	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 )
 
 // msg is the payload every benchmark round-trips; it matches

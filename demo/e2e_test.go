@@ -12,10 +12,10 @@ import (
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/guest/cml"
-	"github.com/plasmd/plasmd/guest/decode"
-	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/engine/cml"
+	"github.com/plasmd/plasmd/internal/engine/decode"
+	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 )
 
 // TestEndToEnd loads the embedded catalogs with the real loader, compiles

@@ -3,8 +3,8 @@ package demo
 import (
 	"fmt"
 
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 )
 
 // LoadCatalogs loads every embedded demo catalog and points it at the

@@ -18,15 +18,15 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/egress"
-	"github.com/plasmd/plasmd/runtime/enginewasm"
-	"github.com/plasmd/plasmd/runtime/executor"
-	"github.com/plasmd/plasmd/runtime/sandbox"
-	"github.com/plasmd/plasmd/server/discovery"
-	"github.com/plasmd/plasmd/server/metrics"
-	"github.com/plasmd/plasmd/server/session"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/discovery"
+	"github.com/plasmd/plasmd/server/internal/metrics"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // Version is the server version reported to MCP clients.

@@ -9,13 +9,13 @@ import (
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/guest/lang"
-	"github.com/plasmd/plasmd/guest/symbol"
-	"github.com/plasmd/plasmd/runtime/enginewasm"
-	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/engine/lang"
+	"github.com/plasmd/plasmd/internal/model/symbol"
+	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server"
-	"github.com/plasmd/plasmd/server/teaching"
+	"github.com/plasmd/plasmd/server/internal/teaching"
 )
 
 // benchProgram is the 3-line program both plan benchmarks use: a bound

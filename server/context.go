@@ -12,11 +12,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/guest/symbol"
-	"github.com/plasmd/plasmd/server/session"
-	"github.com/plasmd/plasmd/server/teaching"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/symbol"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/teaching"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // Continuity is _meta.plasm.continuity (seed 000 §4).

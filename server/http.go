@@ -14,9 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/plasmd/plasmd/server/results"
-	"github.com/plasmd/plasmd/server/session"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/server/internal/results"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 const tenantKey = "plasmd.tenant"

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plasmd/plasmd/server/results"
-	"github.com/plasmd/plasmd/server/session"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/server/internal/results"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 const mcpInstructions = `plasmd runs short programs against real APIs.

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/server"
-	"github.com/plasmd/plasmd/server/session"
+	"github.com/plasmd/plasmd/server/internal/session"
 )
 
 // mcpClient connects a go-sdk client to the fixture's /mcp endpoint.

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/runtime/egress"
-	"github.com/plasmd/plasmd/runtime/executor"
-	"github.com/plasmd/plasmd/runtime/sandbox"
-	"github.com/plasmd/plasmd/server/session"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/session"
 )
 
 // Problem is an RFC 9457 problem document; every error a client sees over

@@ -16,10 +16,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/runtime/egress"
-	"github.com/plasmd/plasmd/runtime/executor"
-	"github.com/plasmd/plasmd/runtime/sandbox"
-	"github.com/plasmd/plasmd/server/session"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/session"
 )
 
 // Every error kind a client can cause or meet maps to a stable problem

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/egress"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
 )
 
 // Registry is the set of catalogs this process serves, addressed by entry

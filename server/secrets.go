@@ -1,6 +1,6 @@
 package server
 
-import "github.com/plasmd/plasmd/runtime/egress"
+import "github.com/plasmd/plasmd/internal/runtime/egress"
 
 // secretsFor returns, for a run over entries, the tenant secrets src as
 // each catalog may see them: only the names that catalog declares (its

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/egress"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // TestSecretsForAnonymous: the anonymous tenant of an auth-off server

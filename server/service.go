@@ -18,13 +18,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/guest/plan"
-	"github.com/plasmd/plasmd/runtime/executor"
-	"github.com/plasmd/plasmd/runtime/sandbox"
-	"github.com/plasmd/plasmd/server/results"
-	"github.com/plasmd/plasmd/server/session"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/results"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // Service is what both surfaces (HTTP and MCP) call: sessions, teaching,

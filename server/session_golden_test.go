@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/demo"
-	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/server"
-	"github.com/plasmd/plasmd/server/teaching"
+	"github.com/plasmd/plasmd/server/internal/teaching"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/server"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // fakeClock is a settable clock for idle-TTL tests: time moves only when a

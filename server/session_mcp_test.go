@@ -12,9 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/server"
-	"github.com/plasmd/plasmd/server/teaching/teachingtest"
+	"github.com/plasmd/plasmd/server/internal/teaching/teachingtest"
 )
 
 // checkContextMeta asserts the _meta.plasm every plasm_context answer

@@ -3,7 +3,7 @@ package server
 import (
 	"testing"
 
-	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // TestSessionReuseKey pins every field of the SessionReuseKey (seed 000 §3):

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/demo"
-	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // TestTaughtRowsRun proves that what plasm_context teaches can be run: for

@@ -12,11 +12,11 @@ import (
 	"sync"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/egress"
-	"github.com/plasmd/plasmd/runtime/executor"
-	"github.com/plasmd/plasmd/runtime/sandbox"
-	"github.com/plasmd/plasmd/server/tenant"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // Refusal is a catalog the server refused to serve, with why. The rest of

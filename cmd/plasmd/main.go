@@ -27,10 +27,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/demo"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/server"
-	"github.com/plasmd/plasmd/server/tenant"
 )
 
 const usage = `plasmd — safe, cheap API access for AI agents
@@ -158,10 +157,10 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		cleanup()
 		return nil, nil, errors.New("no catalogs: pass --demo or --catalogs DIR")
 	}
-	var tenants *tenant.Set
+	var tenants *server.Tenants
 	if c.tenantsFile != "" {
 		var err error
-		if tenants, err = tenant.Load(c.tenantsFile); err != nil {
+		if tenants, err = server.LoadTenants(c.tenantsFile); err != nil {
 			cleanup()
 			return nil, nil, err
 		}

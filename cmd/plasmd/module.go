@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/catalogdir"
-	"github.com/plasmd/plasmd/runtime/sandbox"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 )
 
 // moduleCommand runs `plasmd module check FILE.wasm…`.

@@ -19,7 +19,7 @@ func TestModuleCheck(t *testing.T) {
 	dir := t.TempDir()
 	build := func(name string) string {
 		out := filepath.Join(dir, name+".wasm")
-		cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", out, "../../runtime/sandbox/testdata/guests/"+name)
+		cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", out, "../../internal/runtime/sandbox/testdata/guests/"+name)
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", name, err, msg)

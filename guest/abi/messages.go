@@ -1,8 +1,8 @@
 package abi
 
 import (
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/symbol"
 )
 
 // LoadCatalogRequest installs (or replaces) a catalog in the guest instance.

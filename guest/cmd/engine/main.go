@@ -15,7 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/engine"
+	"github.com/plasmd/plasmd/internal/engine"
 )
 
 var (

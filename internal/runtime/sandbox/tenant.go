@@ -1,0 +1,793 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/model/tape"
+)
+
+// Limits bound a tenant's instances and each call into them. Zero fields
+// take the DefaultLimits value.
+type Limits struct {
+	// MemoryBytes is each instance's linear-memory ceiling; growing past it
+	// fails the call with ErrMemoryLimit. It is also capped by the host's
+	// Config.MaxMemoryBytes.
+	MemoryBytes uint64
+	// CallTimeout bounds every guest call (and instantiation); a caller's
+	// earlier context deadline wins.
+	CallTimeout time.Duration
+	// MaxInstances is how many instances the tenant may have at once,
+	// i.e. how many of its calls run concurrently.
+	MaxInstances int
+	// MaxQueue is how many calls may wait for an instance once all
+	// MaxInstances are busy; one more fails at once with ErrBusy.
+	MaxQueue int
+	// QueueTimeout bounds a call's wait for an instance (its tenant's or a
+	// slot under the host's global cap); a caller's earlier context
+	// deadline wins. Past it the call fails with ErrBusy.
+	QueueTimeout time.Duration
+	// MaxInput and MaxOutput cap request and response sizes in bytes.
+	MaxInput, MaxOutput int
+}
+
+// LimitsView is the JSON form of effective Limits, for showing a tenant
+// its own limits (e.g. in GET /v1/registry). It holds no secrets.
+type LimitsView struct {
+	MemoryBytes    uint64 `json:"memory_bytes"`
+	CallTimeoutMS  int64  `json:"call_timeout_ms"`
+	MaxInstances   int    `json:"max_instances"`
+	MaxQueue       int    `json:"max_queue"`
+	QueueTimeoutMS int64  `json:"queue_timeout_ms"`
+	MaxInputBytes  int    `json:"max_input_bytes"`
+	MaxOutputBytes int    `json:"max_output_bytes"`
+}
+
+// View returns l as a LimitsView. Pass effective limits (Tenant.Limits or
+// Host.EffectiveLimits), not a partially filled configuration.
+func (l Limits) View() LimitsView {
+	return LimitsView{
+		MemoryBytes:    l.MemoryBytes,
+		CallTimeoutMS:  l.CallTimeout.Milliseconds(),
+		MaxInstances:   l.MaxInstances,
+		MaxQueue:       l.MaxQueue,
+		QueueTimeoutMS: l.QueueTimeout.Milliseconds(),
+		MaxInputBytes:  l.MaxInput,
+		MaxOutputBytes: l.MaxOutput,
+	}
+}
+
+// DefaultLimits returns the limits used for zero Limits fields.
+func DefaultLimits() Limits {
+	return Limits{
+		MemoryBytes:  64 << 20,
+		CallTimeout:  2 * time.Second,
+		MaxInstances: 4,
+		MaxQueue:     64,
+		QueueTimeout: 5 * time.Second,
+		MaxInput:     8 << 20,
+		MaxOutput:    16 << 20,
+	}
+}
+
+// clamp fills defaults and applies the host ceiling. Memory is rounded down
+// to whole pages because that is the granularity guests grow by.
+func (l Limits) clamp(ceiling uint64) Limits {
+	d := DefaultLimits()
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	l.MemoryBytes = min(l.MemoryBytes, ceiling) / wasmPage * wasmPage
+	if l.CallTimeout <= 0 {
+		l.CallTimeout = d.CallTimeout
+	}
+	if l.MaxInstances <= 0 {
+		l.MaxInstances = d.MaxInstances
+	}
+	if l.MaxQueue <= 0 {
+		l.MaxQueue = d.MaxQueue
+	}
+	if l.QueueTimeout <= 0 {
+		l.QueueTimeout = d.QueueTimeout
+	}
+	if l.MaxInput <= 0 {
+		l.MaxInput = d.MaxInput
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = d.MaxOutput
+	}
+	// A wasm32 guest cannot address more than 4 GiB.
+	l.MaxInput = min(l.MaxInput, math.MaxUint32)
+	l.MaxOutput = min(l.MaxOutput, math.MaxUint32)
+	return l
+}
+
+// TenantSpec configures a tenant's sandbox.
+type TenantSpec struct {
+	Module   *Module
+	Catalogs []*catalog.Catalog
+	Limits   Limits
+}
+
+// Tenant is one tenant's isolation domain: a pool of instances of its
+// module that only this tenant's calls use. Safe for concurrent use.
+type Tenant struct {
+	host *Host
+	id   string
+
+	mu     sync.Mutex
+	closed bool
+	module *Module
+	limits Limits
+	// gen changes with the module or limits; instances of an older gen are
+	// retired instead of reused.
+	gen uint64
+	// catalogs and catIndex are replaced, never mutated, so a snapshot can
+	// be read without the lock. catGen changes with them.
+	catalogs []catalogLoad
+	catIndex map[string]string
+	catGen   uint64
+
+	idle    []*instance
+	live    int
+	waiters int
+	freed   chan struct{} // closed (and replaced) when an instance or slot frees up
+
+	created, fromSpare, discarded, evicted uint64
+	// avgCall is a moving average of call durations, for retry hints.
+	avgCall time.Duration
+}
+
+// catalogLoad is a catalog ready to send: the encoded LoadCatalogRequest
+// and its digest, which is what instances compare to decide on a reload.
+type catalogLoad struct {
+	entryID string
+	digest  string
+	req     []byte
+	err     error
+}
+
+// snapshot is the tenant configuration one call runs with.
+type snapshot struct {
+	module   *Module
+	limits   Limits
+	gen      uint64
+	catalogs []catalogLoad
+	catGen   uint64
+}
+
+// Tenant returns the sandbox of tenant id, creating it on first use and
+// applying spec each time: new catalogs are loaded lazily by each instance
+// before its next call; a different module or different limits retire the
+// existing instances (idle ones now, busy ones when their call ends).
+func (h *Host) Tenant(id string, spec TenantSpec) *Tenant {
+	h.mu.Lock()
+	t := h.tenants[id]
+	if t == nil {
+		t = &Tenant{host: h, id: id, freed: make(chan struct{}), catIndex: map[string]string{}}
+		if h.closed {
+			t.closed = true
+		} else {
+			h.tenants[id] = t
+		}
+	}
+	h.mu.Unlock()
+	t.configure(spec)
+	return t
+}
+
+// ID returns the tenant's id.
+func (t *Tenant) ID() string { return t.id }
+
+func (t *Tenant) configure(spec TenantSpec) {
+	loads := encodeCatalogs(spec.Catalogs)
+	lim := spec.Limits.clamp(t.host.ceiling)
+	t.mu.Lock()
+	var retired []*instance
+	if spec.Module != t.module || lim != t.limits {
+		t.module, t.limits = spec.Module, lim
+		t.gen++
+		retired = t.retireIdleLocked()
+	}
+	t.setCatalogsLocked(loads)
+	t.signalLocked()
+	t.mu.Unlock()
+	t.discard(retired, DiscardReconfigure)
+}
+
+// SetCatalogs replaces the tenant's catalogs. Each instance loads new or
+// changed catalogs (by digest of their encoding) before its next call; an
+// instance holding a catalog that was removed is retired, so a removed
+// catalog is never visible again. Catalogs come from the host, so MaxInput
+// does not apply to them; MaxOutput and CallTimeout do.
+func (t *Tenant) SetCatalogs(cats []*catalog.Catalog) {
+	loads := encodeCatalogs(cats)
+	t.mu.Lock()
+	t.setCatalogsLocked(loads)
+	t.mu.Unlock()
+}
+
+func encodeCatalogs(cats []*catalog.Catalog) []catalogLoad {
+	loads := make([]catalogLoad, 0, len(cats))
+	seen := map[string]int{}
+	for _, c := range cats {
+		if c == nil {
+			continue
+		}
+		l := catalogLoad{entryID: c.EntryID}
+		l.req, l.err = json.Marshal(abi.LoadCatalogRequest{Catalog: c})
+		if l.err != nil {
+			l.err = fmt.Errorf("sandbox: encode catalog %q: %w", c.EntryID, l.err)
+		} else {
+			sum := sha256.Sum256(l.req)
+			l.digest = hex.EncodeToString(sum[:])
+		}
+		// A later catalog with the same entry ID replaces the earlier one.
+		if i, dup := seen[c.EntryID]; dup {
+			loads[i] = l
+			continue
+		}
+		seen[c.EntryID] = len(loads)
+		loads = append(loads, l)
+	}
+	return loads
+}
+
+func (t *Tenant) setCatalogsLocked(loads []catalogLoad) {
+	index := make(map[string]string, len(loads))
+	for _, l := range loads {
+		index[l.entryID] = l.digest
+	}
+	if len(index) == len(t.catIndex) {
+		same := true
+		for id, d := range index {
+			if od, ok := t.catIndex[id]; !ok || od != d {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
+	}
+	t.catalogs, t.catIndex = loads, index
+	t.catGen++
+}
+
+// retireIdleLocked removes every idle instance from the pool; the caller
+// closes them with discard once t.mu is released.
+func (t *Tenant) retireIdleLocked() []*instance {
+	retired := t.idle
+	t.idle = nil
+	t.live -= len(retired)
+	t.discarded += uint64(len(retired))
+	t.host.discarded.Add(uint64(len(retired)))
+	return retired
+}
+
+// discard closes instances already removed from the tenant's counts and
+// returns their global slots.
+func (t *Tenant) discard(ins []*instance, reason string) {
+	if len(ins) == 0 {
+		return
+	}
+	closeAll(ins)
+	for range ins {
+		t.host.obs.InstanceDiscarded(t.id, reason)
+	}
+	t.host.instancesGone(len(ins))
+}
+
+func (t *Tenant) signalLocked() {
+	if t.waiters > 0 {
+		close(t.freed)
+		t.freed = make(chan struct{})
+	}
+}
+
+func closeAll(ins []*instance) {
+	for _, in := range ins {
+		in.close()
+	}
+}
+
+// Close retires the tenant: idle instances close now, busy ones when their
+// call returns, and later calls fail with ErrClosed. A later Host.Tenant
+// with the same id starts a fresh tenant.
+func (t *Tenant) Close() {
+	t.host.mu.Lock()
+	if t.host.tenants[t.id] == t {
+		delete(t.host.tenants, t.id)
+	}
+	t.host.mu.Unlock()
+	t.close()
+}
+
+func (t *Tenant) close() {
+	t.mu.Lock()
+	t.closed = true
+	retired := t.retireIdleLocked()
+	if t.waiters > 0 {
+		close(t.freed)
+		t.freed = make(chan struct{})
+	}
+	t.mu.Unlock()
+	t.discard(retired, DiscardClosed)
+}
+
+// Stats returns a snapshot of the tenant's pool.
+func (t *Tenant) Stats() TenantStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return TenantStats{Live: t.live, Idle: len(t.idle), Waiting: t.waiters, Created: t.created,
+		FromSpare: t.fromSpare, Discarded: t.discarded, Evicted: t.evicted}
+}
+
+// Limits returns the tenant's effective limits.
+func (t *Tenant) Limits() Limits {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limits
+}
+
+func (t *Tenant) callError(export string, kind error, detail string) *CallError {
+	return &CallError{Tenant: t.id, Export: export, Err: kind, Detail: detail}
+}
+
+// acquire returns an instance for one call: an idle one when possible, a
+// spare or new one when the tenant is below MaxInstances (and the host has
+// a slot under its global cap), and otherwise a place in the tenant's wait
+// queue, bounded in length by MaxQueue and in time by QueueTimeout.
+func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapshot, error) {
+	// A plain struct rather than closures keeps the warm path (no
+	// waiting) free of heap allocations.
+	var w waitState
+	defer w.stop()
+	waited := func(got bool) {
+		if !w.start.IsZero() {
+			t.host.obs.Waited(t.id, time.Since(w.start), got)
+		}
+	}
+	for {
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			return nil, snapshot{}, t.callError(export, ErrClosed, "")
+		}
+		s := snapshot{module: t.module, limits: t.limits, gen: t.gen, catalogs: t.catalogs, catGen: t.catGen}
+		if s.module == nil {
+			t.mu.Unlock()
+			return nil, s, t.callError(export, ErrABI, "tenant has no module")
+		}
+		var stale, removed []*instance
+		for n := len(t.idle); n > 0; n = len(t.idle) {
+			in := t.idle[n-1]
+			t.idle[n-1] = nil
+			t.idle = t.idle[:n-1]
+			fresh := in.gen == t.gen
+			if fresh && !in.holdsRemoved(t.catIndex, t.catGen) {
+				t.mu.Unlock()
+				t.discard(stale, DiscardReconfigure)
+				t.discard(removed, DiscardCatalog)
+				waited(true)
+				return in, s, nil
+			}
+			if fresh {
+				removed = append(removed, in)
+			} else {
+				stale = append(stale, in)
+			}
+			t.live--
+			t.discarded++
+			t.host.discarded.Add(1)
+		}
+		if t.live < t.limits.MaxInstances {
+			t.live++
+			t.mu.Unlock()
+			t.discard(stale, DiscardReconfigure)
+			t.discard(removed, DiscardCatalog)
+			in, err := t.newInstance(ctx, export, s, &w)
+			if in == nil && err == nil {
+				continue // an idle instance of our own turned up
+			}
+			waited(err == nil)
+			return in, s, err
+		}
+		if t.waiters >= t.limits.MaxQueue {
+			hint := t.retryHintLocked()
+			t.mu.Unlock()
+			t.discard(stale, DiscardReconfigure)
+			t.discard(removed, DiscardCatalog)
+			t.host.obs.Busy(t.id, BusyQueueFull)
+			waited(false)
+			return nil, s, t.busyError(export, hint,
+				fmt.Sprintf("all %d instances busy and %d calls already queued", s.limits.MaxInstances, s.limits.MaxQueue))
+		}
+		wait := t.freed
+		t.waiters++
+		t.mu.Unlock()
+		t.discard(stale, DiscardReconfigure)
+		t.discard(removed, DiscardCatalog)
+		w.arm(s.limits.QueueTimeout)
+
+		var reason, detail string
+		select {
+		case <-wait:
+		case <-w.timeout:
+			reason, detail = BusyQueueTimeout, fmt.Sprintf("all %d instances stayed busy for %v", s.limits.MaxInstances, s.limits.QueueTimeout)
+		case <-ctx.Done():
+			reason, detail = BusyCanceled, fmt.Sprintf("all %d instances stayed busy: %v", s.limits.MaxInstances, ctx.Err())
+		}
+		t.mu.Lock()
+		t.waiters--
+		hint := t.retryHintLocked()
+		t.mu.Unlock()
+		if reason != "" {
+			t.host.obs.Busy(t.id, reason)
+			waited(false)
+			return nil, s, t.busyError(export, hint, detail)
+		}
+	}
+}
+
+// newInstance fills the tenant slot acquire reserved (t.live already
+// counts it): a global slot first, then a spare or a fresh instance. It
+// returns neither instance nor error when, while it waited for a global
+// slot, one of the tenant's own instances became idle.
+func (t *Tenant) newInstance(ctx context.Context, export string, s snapshot, w *waitState) (*instance, error) {
+	giveBack := func() {
+		t.mu.Lock()
+		t.live--
+		t.signalLocked()
+		t.mu.Unlock()
+	}
+	h := t.host
+	if h.maxLive > 0 {
+		w.arm(s.limits.QueueTimeout)
+	}
+	if cw := h.reserve(ctx, t, w.timeout); cw != nil {
+		giveBack()
+		if cw.retry {
+			return nil, nil
+		}
+		if errors.Is(cw.err, ErrClosed) {
+			return nil, t.callError(export, ErrClosed, "")
+		}
+		h.obs.Busy(t.id, cw.reason)
+		t.mu.Lock()
+		hint := t.retryHintLocked()
+		t.mu.Unlock()
+		return nil, t.busyError(export, hint, fmt.Sprintf("the host's %d instances are all busy: %v", h.maxLive, cw.err))
+	}
+	spare := true
+	in := s.module.takeSpare(s.limits.MemoryBytes)
+	if in == nil {
+		spare = false
+		var f *failure
+		if in, f = h.instantiate(ctx, s.module, s.limits); f != nil {
+			giveBack()
+			h.instancesGone(1)
+			return nil, t.failed(export, f)
+		}
+	}
+	in.gen = s.gen
+	t.mu.Lock()
+	t.created++
+	if spare {
+		t.fromSpare++
+	}
+	t.mu.Unlock()
+	h.obs.InstanceCreated(t.id, spare)
+	return in, nil
+}
+
+// waitState is one call's wait for an instance: when it began and the
+// queue timeout, armed on the first wait and shared by the tenant queue and
+// the global cap so their waits add up to at most QueueTimeout.
+type waitState struct {
+	start   time.Time
+	timer   *time.Timer
+	timeout <-chan time.Time
+}
+
+func (w *waitState) arm(d time.Duration) {
+	if w.timer == nil {
+		w.start = time.Now()
+		w.timer = time.NewTimer(d)
+		w.timeout = w.timer.C
+	}
+}
+
+func (w *waitState) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// retryHintLocked estimates when an instance is likely to free up: the
+// queue ahead of a new caller, served MaxInstances at a time, at the
+// tenant's recent average call duration. It is clamped to a range a client
+// can act on.
+func (t *Tenant) retryHintLocked() time.Duration {
+	avg := t.avgCall
+	if avg <= 0 {
+		avg = 100 * time.Millisecond
+	}
+	rounds := time.Duration(t.waiters/max(t.limits.MaxInstances, 1) + 1)
+	return min(max(avg*rounds, 100*time.Millisecond), max(t.limits.CallTimeout, time.Second))
+}
+
+func (t *Tenant) busyError(export string, hint time.Duration, detail string) *CallError {
+	e := t.callError(export, ErrBusy, detail)
+	e.RetryAfter = hint
+	return e
+}
+
+// holdsRemoved reports whether the instance has a catalog loaded that is no
+// longer the tenant's.
+func (in *instance) holdsRemoved(index map[string]string, catGen uint64) bool {
+	if in.catGen == catGen {
+		return false
+	}
+	for id := range in.loaded {
+		if _, ok := index[id]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Tenant) release(in *instance, keep bool, took time.Duration) {
+	in.lastUsed = t.host.tick.Add(1)
+	reason := DiscardFailure
+	t.mu.Lock()
+	// An exponential moving average (1/8 weight) follows load changes
+	// within a few calls without jumping on a single outlier.
+	if t.avgCall == 0 {
+		t.avgCall = took
+	} else {
+		t.avgCall += (took - t.avgCall) / 8
+	}
+	if keep && !t.closed && in.gen == t.gen {
+		t.idle = append(t.idle, in)
+		in = nil
+	} else {
+		switch {
+		case t.closed:
+			reason = DiscardClosed
+		case keep:
+			reason = DiscardReconfigure
+		}
+		t.live--
+		t.discarded++
+		t.host.discarded.Add(1)
+	}
+	t.signalLocked()
+	t.mu.Unlock()
+	if in != nil {
+		t.discard([]*instance{in}, reason)
+	} else {
+		t.host.idleAvailable()
+	}
+}
+
+// failed turns a failure into a *CallError; a failure caused by the host
+// closing underneath the call is reported as ErrClosed.
+func (t *Tenant) failed(export string, f *failure) *CallError {
+	if f.kind != ErrABI && t.host.isClosed() {
+		return t.callError(export, ErrClosed, f.detail)
+	}
+	return t.callError(export, f.kind, f.detail)
+}
+
+// syncCatalogs loads the snapshot's new or changed catalogs into in.
+func (t *Tenant) syncCatalogs(ctx context.Context, in *instance, s snapshot) (keep bool, err error) {
+	if in.catGen == s.catGen {
+		return true, nil
+	}
+	for _, c := range s.catalogs {
+		if c.err != nil {
+			return true, &abi.Error{Code: abi.CodeCatalog, Message: c.err.Error()}
+		}
+		if in.loaded[c.entryID] == c.digest {
+			continue
+		}
+		status, out, f := in.invoke(ctx, abi.ExportLoadCatalog, c.req, nil, s.limits)
+		if f != nil {
+			return !f.discard, t.failed(abi.ExportLoadCatalog, f)
+		}
+		switch status {
+		case abi.StatusOK:
+			in.loaded[c.entryID] = c.digest
+		case abi.StatusError:
+			ae, err := decodeGuestError(out)
+			if err != nil {
+				return false, t.callError(abi.ExportLoadCatalog, ErrABI, err.Error())
+			}
+			ae.Message = fmt.Sprintf("load catalog %q: %s", c.entryID, ae.Message)
+			return true, ae
+		default:
+			return false, t.callError(abi.ExportLoadCatalog, ErrABI, fmt.Sprintf("unknown status byte %#x", status))
+		}
+	}
+	in.catGen = s.catGen
+	return true, nil
+}
+
+func decodeGuestError(b []byte) (*abi.Error, error) {
+	var ae abi.Error
+	if err := json.Unmarshal(b, &ae); err != nil {
+		return nil, fmt.Errorf("malformed guest error: %w", err)
+	}
+	if ae.Code == "" {
+		return nil, errors.New("guest error without a code")
+	}
+	return &ae, nil
+}
+
+// do runs one op: it checks the input size, takes an instance, brings its
+// catalogs up to date, writes head+body as the request and hands the
+// response (a view into guest memory, valid only during use) to use.
+func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use func([]byte) error) (err error) {
+	start := time.Now()
+	defer func() { t.host.obs.CallDone(t.id, export, Result(err), time.Since(start)) }()
+	if err := ctx.Err(); err != nil {
+		kind := error(context.Canceled)
+		if errors.Is(err, context.DeadlineExceeded) {
+			kind = ErrDeadline
+		}
+		return t.callError(export, kind, "context ended before the call started")
+	}
+	t.mu.Lock()
+	maxInput := t.limits.MaxInput
+	t.mu.Unlock()
+	if size := len(head) + len(body); size > maxInput {
+		return t.callError(export, ErrInputTooLarge, fmt.Sprintf("%d bytes, limit %d", size, maxInput))
+	}
+
+	in, s, err := t.acquire(ctx, export)
+	if err != nil {
+		return err
+	}
+	keep := true
+	began := time.Now()
+	defer func() { t.release(in, keep, time.Since(began)) }()
+
+	if keep, err = t.syncCatalogs(ctx, in, s); err != nil {
+		return err
+	}
+	status, out, f := in.invoke(ctx, export, head, body, s.limits)
+	if f != nil {
+		keep = !f.discard
+		return t.failed(export, f)
+	}
+	switch status {
+	case abi.StatusOK:
+		if err := use(out); err != nil {
+			keep = false
+			return t.callError(export, ErrABI, "decode response: "+err.Error())
+		}
+		return nil
+	case abi.StatusError:
+		ae, err := decodeGuestError(out)
+		if err != nil {
+			keep = false
+			return t.callError(export, ErrABI, err.Error())
+		}
+		return ae
+	default:
+		keep = false
+		return t.callError(export, ErrABI, fmt.Sprintf("unknown status byte %#x", status))
+	}
+}
+
+// Call runs export with input and returns the op's response (the envelope's
+// status byte removed). A guest-reported error is returned as *abi.Error
+// and leaves the instance in the pool; every other failure is a *CallError
+// wrapping one of the sentinel errors.
+func (t *Tenant) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	var out []byte
+	err := t.do(ctx, export, input, nil, func(b []byte) error {
+		out = append(make([]byte, 0, len(b)), b...)
+		return nil
+	})
+	return out, err
+}
+
+// Ping echoes msg through the guest; it measures the cost of a round trip.
+func (t *Tenant) Ping(ctx context.Context, msg []byte) ([]byte, error) {
+	return t.Call(ctx, abi.ExportPing, msg)
+}
+
+// Plan parses, checks and plans a program.
+func (t *Tenant) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, error) {
+	head := *req
+	head.Symbols = nil
+	var symbols []byte
+	if req.Symbols != nil {
+		var err error
+		if symbols, err = json.Marshal(req.Symbols); err != nil {
+			return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode symbol map: " + err.Error()}
+		}
+		sum := sha256.Sum256(symbols)
+		head.SymbolsDigest = hex.EncodeToString(sum[:16])
+	}
+	frame, err := abi.AppendFrame(nil, &head, nil)
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
+	}
+	var p plan.Plan
+	if err := t.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Compile builds the backend request of one capability call.
+func (t *Tenant) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
+	var r abi.CompiledRequest
+	if err := t.jsonCall(ctx, abi.ExportCompile, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Decode turns a backend response body into rows. A successful JSON body is
+// tokenised into a tape first; any other body is written into the guest
+// straight from the caller's slice.
+func (t *Tenant) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
+	// A successful JSON body is tokenised here, natively, and travels as a
+	// tape: the guest then builds values instead of scanning bytes (see
+	// guest/tape). Anything else goes raw so the guest reports it exactly.
+	r := *req
+	payload := body
+	if r.Status >= 200 && r.Status <= 299 && len(bytes.TrimSpace(body)) > 0 {
+		if tp, err := tape.AppendJSON(nil, body); err == nil {
+			payload, r.Tape = tp, true
+		}
+	}
+	head, err := abi.AppendFrame(nil, &r, nil)
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode decode request: " + err.Error()}
+	}
+	var out abi.DecodeResponse
+	if err := t.do(ctx, abi.ExportDecode, head, payload, func(b []byte) error {
+		if !r.Tape {
+			return abi.Unmarshal(b, &out)
+		}
+		h, rows, err := abi.SplitFrame(b)
+		if err != nil {
+			return err
+		}
+		var th abi.DecodeTapeHeader
+		if err := abi.Unmarshal(h, &th); err != nil {
+			return err
+		}
+		out.Next = th.Next
+		out.Table.Columns, out.Table.Rows, err = tape.DecodeTable(rows)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (t *Tenant) jsonCall(ctx context.Context, export string, req, resp any) error {
+	in, err := json.Marshal(req)
+	if err != nil {
+		// The guest would have refused it the same way.
+		return &abi.Error{Code: abi.CodeBadRequest, Message: "encode " + export + " request: " + err.Error()}
+	}
+	return t.do(ctx, export, in, nil, func(b []byte) error { return abi.Unmarshal(b, resp) })
+}

@@ -1,0 +1,275 @@
+// Package tenant owns tenant identity: the tenants file that maps bearer
+// tokens (stored only as sha256) to tenant ids, each tenant's allowed
+// catalogs, secrets and sandbox limits, and the anonymous tenant used when
+// auth is off.
+package tenant
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+)
+
+// Anonymous is the tenant id used when auth is off.
+const Anonymous = "anonymous"
+
+// ErrUnauthorized means the credential matches no tenant.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// Limits override sandbox limits for a tenant. A zero field inherits: a
+// tenant's limits fall back to the file's defaults, and those to the
+// server's (sandbox.DefaultLimits unless configured otherwise). Durations
+// are written like "2s" or "500ms".
+type Limits struct {
+	MemoryMiB      int           `yaml:"memory_mib" json:"memory_mib,omitempty"`
+	CallTimeout    time.Duration `yaml:"call_timeout" json:"call_timeout,omitempty"`
+	MaxInstances   int           `yaml:"max_instances" json:"max_instances,omitempty"`
+	MaxQueue       int           `yaml:"max_queue" json:"max_queue,omitempty"`
+	QueueTimeout   time.Duration `yaml:"queue_timeout" json:"queue_timeout,omitempty"`
+	MaxInputBytes  int           `yaml:"max_input_bytes" json:"max_input_bytes,omitempty"`
+	MaxOutputBytes int           `yaml:"max_output_bytes" json:"max_output_bytes,omitempty"`
+}
+
+// maxMemoryMiB is the most a wasm32 guest can address.
+const maxMemoryMiB = 4 << 10
+
+func (l Limits) validate() error {
+	switch {
+	case l.MemoryMiB < 0 || l.MemoryMiB > maxMemoryMiB:
+		return fmt.Errorf("memory_mib %d outside 0..%d", l.MemoryMiB, maxMemoryMiB)
+	case l.CallTimeout < 0:
+		return fmt.Errorf("call_timeout %v is negative", l.CallTimeout)
+	case l.MaxInstances < 0:
+		return fmt.Errorf("max_instances %d is negative", l.MaxInstances)
+	case l.MaxQueue < 0:
+		return fmt.Errorf("max_queue %d is negative", l.MaxQueue)
+	case l.QueueTimeout < 0:
+		return fmt.Errorf("queue_timeout %v is negative", l.QueueTimeout)
+	case l.MaxInputBytes < 0:
+		return fmt.Errorf("max_input_bytes %d is negative", l.MaxInputBytes)
+	case l.MaxOutputBytes < 0:
+		return fmt.Errorf("max_output_bytes %d is negative", l.MaxOutputBytes)
+	}
+	return nil
+}
+
+// Over returns l with its zero fields taken from base.
+func (l Limits) Over(base Limits) Limits {
+	pick := func(v, b int) int {
+		if v != 0 {
+			return v
+		}
+		return b
+	}
+	pickD := func(v, b time.Duration) time.Duration {
+		if v != 0 {
+			return v
+		}
+		return b
+	}
+	return Limits{
+		MemoryMiB:      pick(l.MemoryMiB, base.MemoryMiB),
+		CallTimeout:    pickD(l.CallTimeout, base.CallTimeout),
+		MaxInstances:   pick(l.MaxInstances, base.MaxInstances),
+		MaxQueue:       pick(l.MaxQueue, base.MaxQueue),
+		QueueTimeout:   pickD(l.QueueTimeout, base.QueueTimeout),
+		MaxInputBytes:  pick(l.MaxInputBytes, base.MaxInputBytes),
+		MaxOutputBytes: pick(l.MaxOutputBytes, base.MaxOutputBytes),
+	}
+}
+
+// Apply returns base (the server's sandbox limits) with l's non-zero
+// fields applied.
+func (l Limits) Apply(base sandbox.Limits) sandbox.Limits {
+	if l.MemoryMiB > 0 {
+		base.MemoryBytes = uint64(l.MemoryMiB) << 20
+	}
+	if l.CallTimeout > 0 {
+		base.CallTimeout = l.CallTimeout
+	}
+	if l.MaxInstances > 0 {
+		base.MaxInstances = l.MaxInstances
+	}
+	if l.MaxQueue > 0 {
+		base.MaxQueue = l.MaxQueue
+	}
+	if l.QueueTimeout > 0 {
+		base.QueueTimeout = l.QueueTimeout
+	}
+	if l.MaxInputBytes > 0 {
+		base.MaxInput = l.MaxInputBytes
+	}
+	if l.MaxOutputBytes > 0 {
+		base.MaxOutput = l.MaxOutputBytes
+	}
+	return base
+}
+
+// Tenant is one isolation domain.
+type Tenant struct {
+	ID string `yaml:"id"`
+	// TokenSHA256 are hex sha256 digests of the tenant's bearer tokens.
+	TokenSHA256 []string `yaml:"token_sha256"`
+	// Catalogs the tenant may use; empty means every loaded catalog.
+	Catalogs []string `yaml:"catalogs"`
+	// Secrets resolve catalog auth env names; they never leave the host.
+	Secrets map[string]string `yaml:"secrets"`
+	// Limits are the tenant's own, with the file's defaults already filled
+	// into zero fields by Parse.
+	Limits Limits `yaml:"limits"`
+}
+
+// Secret resolves a secret name: the tenant's secrets first, then (only for
+// the anonymous tenant of a local, auth-off server) the process environment.
+func (t *Tenant) Secret(name string) (string, bool) {
+	if v, ok := t.Secrets[name]; ok {
+		return v, true
+	}
+	if t.ID == Anonymous {
+		return os.LookupEnv(name)
+	}
+	return "", false
+}
+
+// Allows reports whether the tenant may use catalog entryID.
+func (t *Tenant) Allows(entryID string) bool {
+	return len(t.Catalogs) == 0 || slices.Contains(t.Catalogs, entryID)
+}
+
+// Set is the configured tenants. A nil *Set means auth is off.
+type Set struct {
+	byID     map[string]*Tenant
+	byToken  map[[32]byte]*Tenant
+	defaults Limits
+}
+
+type file struct {
+	// Defaults apply to every tenant's zero limit fields.
+	Defaults struct {
+		Limits Limits `yaml:"limits"`
+	} `yaml:"defaults"`
+	Tenants []*Tenant `yaml:"tenants"`
+}
+
+// Load reads a tenants file (YAML or JSON).
+func Load(path string) (*Set, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tenants file: %w", err)
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("tenants file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse parses tenants-file content. Unknown keys are errors.
+func Parse(b []byte) (*Set, error) {
+	var f file
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	if err := f.Defaults.Limits.validate(); err != nil {
+		return nil, fmt.Errorf("defaults.limits: %w", err)
+	}
+	s := &Set{byID: map[string]*Tenant{}, byToken: map[[32]byte]*Tenant{}, defaults: f.Defaults.Limits}
+	for i, t := range f.Tenants {
+		if t == nil || t.ID == "" {
+			return nil, fmt.Errorf("tenants[%d]: id is required", i)
+		}
+		if t.ID == Anonymous {
+			return nil, fmt.Errorf("tenants[%d]: id %q is reserved", i, Anonymous)
+		}
+		if _, dup := s.byID[t.ID]; dup {
+			return nil, fmt.Errorf("tenants[%d]: duplicate id %q", i, t.ID)
+		}
+		if err := t.Limits.validate(); err != nil {
+			return nil, fmt.Errorf("tenant %s: limits: %w", t.ID, err)
+		}
+		// Resolved once here, so every user of t.Limits sees the defaults.
+		t.Limits = t.Limits.Over(f.Defaults.Limits)
+		if len(t.TokenSHA256) == 0 {
+			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest", t.ID)
+		}
+		for _, h := range t.TokenSHA256 {
+			raw, err := hex.DecodeString(strings.TrimSpace(h))
+			if err != nil || len(raw) != sha256.Size {
+				return nil, fmt.Errorf("tenant %s: token_sha256 %q is not a hex sha256 digest", t.ID, h)
+			}
+			var k [32]byte
+			copy(k[:], raw)
+			if other, dup := s.byToken[k]; dup {
+				return nil, fmt.Errorf("tenant %s: a token digest is also used by tenant %s", t.ID, other.ID)
+			}
+			s.byToken[k] = t
+		}
+		s.byID[t.ID] = t
+	}
+	return s, nil
+}
+
+// Authenticate maps a bearer token to its tenant.
+func (s *Set) Authenticate(token string) (*Tenant, error) {
+	if token == "" {
+		return nil, ErrUnauthorized
+	}
+	sum := sha256.Sum256([]byte(token))
+	t, ok := s.byToken[sum]
+	if !ok {
+		return nil, ErrUnauthorized
+	}
+	// The map lookup already selected by digest; compare again in constant
+	// time so the decision does not depend on early-exit comparisons.
+	for _, h := range t.TokenSHA256 {
+		raw, _ := hex.DecodeString(strings.TrimSpace(h))
+		if subtle.ConstantTimeCompare(raw, sum[:]) == 1 {
+			return t, nil
+		}
+	}
+	return nil, ErrUnauthorized
+}
+
+// Defaults returns the file's default limits (zero on a nil Set); they
+// are already folded into every tenant's Limits.
+func (s *Set) Defaults() Limits {
+	if s == nil {
+		return Limits{}
+	}
+	return s.defaults
+}
+
+// Get returns a tenant by id.
+func (s *Set) Get(id string) (*Tenant, bool) {
+	t, ok := s.byID[id]
+	return t, ok
+}
+
+// All returns the tenants sorted by id.
+func (s *Set) All() []*Tenant {
+	out := make([]*Tenant, 0, len(s.byID))
+	for _, t := range s.byID {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *Tenant) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Digest returns the hex sha256 of a token, for writing tenants files.
+func Digest(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(s[:])
+}
