@@ -12,9 +12,9 @@ import (
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/engine/cml"
 	"github.com/plasmd/plasmd/internal/engine/decode"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/engine/lang"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/demo"
-	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/guest/hostabi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/server"
 )

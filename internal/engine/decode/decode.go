@@ -30,8 +30,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/engine/cml"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // snippetBytes is how much of an error body is quoted back.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/engine/cml"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // resolveCatalog is testCatalog with a backend whose path differs from the
