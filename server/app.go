@@ -10,8 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +21,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
-	"github.com/plasmd/plasmd/server/internal/discovery"
+	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/metrics"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -70,7 +68,7 @@ type Config struct {
 type App struct {
 	cfg         Config
 	log         *slog.Logger
-	svc         *Service
+	svc         *core.Service
 	tenants     *tenant.Set
 	anonymous   *tenant.Tenant
 	stdioTenant *tenant.Tenant
@@ -94,10 +92,6 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.Limits == (sandbox.Limits{}) {
 		cfg.Limits = sandbox.DefaultLimits()
 	}
-	reg, err := NewRegistry(catalogs)
-	if err != nil {
-		return nil, err
-	}
 	m := metrics.New(metrics.Options{})
 	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: m})
 	if err != nil {
@@ -111,11 +105,6 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	}
 	eg := egress.New(cfg.Egress)
 	eg.OnDenied = m.EgressDenied
-	kept, vend := loadVendors(ctx, cfg.Logger, host, eg, catalogs, cfg.Modules)
-	if len(kept) != len(catalogs) {
-		// A subset of a valid registry is valid.
-		reg, _ = NewRegistry(kept)
-	}
 	mem := session.NewMemory(cfg.SessionIdleTTL)
 	if cfg.Clock != nil {
 		mem.SetClock(cfg.Clock)
@@ -124,6 +113,21 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.SessionStore != nil {
 		store = cfg.SessionStore
 	}
+	svc, err := core.New(ctx, core.Options{
+		Logger:   cfg.Logger,
+		Catalogs: catalogs,
+		Host:     host,
+		Engine:   engine,
+		Sender:   eg,
+		Exec:     executor.New(&metrics.Sender{Inner: eg, Metrics: m}, executor.Limits{}),
+		Store:    store,
+		Limits:   cfg.Limits,
+		Modules:  cfg.Modules,
+	})
+	if err != nil {
+		host.Close(ctx)
+		return nil, err
+	}
 	a := &App{
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -131,17 +135,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		anonymous: &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
 		egress:    eg,
 		metrics:   m,
-		svc: &Service{
-			log:       cfg.Logger,
-			registry:  reg,
-			host:      host,
-			engine:    engine,
-			exec:      executor.New(&metrics.Sender{Inner: eg, Metrics: m}, executor.Limits{}),
-			store:     store,
-			limits:    cfg.Limits,
-			sandboxes: map[string]*sandbox.Tenant{},
-			vendors:   vend,
-		},
+		svc:       svc,
 	}
 	a.stdioTenant = a.anonymous
 	a.mcp = a.newMCPServer()
@@ -199,61 +193,8 @@ func (a *App) ServeStdio(ctx context.Context, t mcp.Transport) error {
 func (a *App) Close(ctx context.Context) {
 	a.closeOnce.Do(func() {
 		a.egress.Close()
-		a.svc.host.Close(ctx)
+		a.svc.Close(ctx)
 	})
-}
-
-// Discover ranks the tenant's catalog entities for one intent sentence.
-func (s *Service) Discover(t *tenant.Tenant, intent string, max int, allowed []string) (string, []discovery.Option, error) {
-	if strings.TrimSpace(intent) == "" {
-		return "", nil, errBadRequest("missing-intent", "intent is required: one sentence describing the whole goal")
-	}
-	if max <= 0 {
-		max = 12
-	}
-	if max > 100 {
-		max = 100
-	}
-	opts := discovery.Rank(s.registry.Visible(t.Allows), intent, max, allowed)
-	if len(opts) == 0 {
-		return "_No catalog entity matches this intent. Try other words, or list catalogs with GET /v1/registry._", nil, nil
-	}
-	return discovery.RenderTSV(opts), opts, nil
-}
-
-func describe(c *catalog.Catalog) registryEntry {
-	transport := "http"
-	for _, m := range c.Mappings {
-		if m.Transport == "graphql" {
-			transport = "graphql"
-			break
-		}
-	}
-	e := registryEntry{EntryID: c.EntryID, Description: c.Description, Aliases: c.RegistryAliases, Digest: c.Digest,
-		Entities: exposedEntities(c), Transport: transport, Auth: c.Auth.Scheme}
-	if e.Auth == "" {
-		e.Auth = "none"
-	}
-	if c.Module != nil {
-		e.Module = c.Module.SHA256
-	}
-	return e
-}
-
-type capabilityInfo struct {
-	Name        string `json:"name"`
-	Kind        string `json:"kind"`
-	Entity      string `json:"entity"`
-	Description string `json:"description,omitempty"`
-}
-
-func capabilityList(c *catalog.Catalog) []capabilityInfo {
-	var out []capabilityInfo
-	for _, cp := range c.Capabilities {
-		out = append(out, capabilityInfo{Name: cp.Name, Kind: cp.Kind, Entity: cp.Entity, Description: cp.Description})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // idleTTL is the session idle timeout, defaulting like the session store.

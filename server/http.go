@@ -14,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/plasmd/plasmd/server/internal/core"
+	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -55,12 +57,12 @@ func (a *App) loopbackOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if !loopbackHost(r.Host) {
-			return problem(http.StatusForbidden, "host-not-allowed", "auth is off, so only loopback Host headers are served")
+			return problem.New(http.StatusForbidden, "host-not-allowed", "auth is off, so only loopback Host headers are served")
 		}
 		if o := r.Header.Get("Origin"); o != "" {
 			u, err := url.Parse(o)
 			if err != nil || !loopbackHost(u.Host) {
-				return problem(http.StatusForbidden, "origin-not-allowed", "auth is off, so only loopback origins are served")
+				return problem.New(http.StatusForbidden, "origin-not-allowed", "auth is off, so only loopback origins are served")
 			}
 		}
 		return next(c)
@@ -89,7 +91,7 @@ func (a *App) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 		defer func() {
 			if r := recover(); r != nil {
 				a.log.Error("handler panic", "path", c.Path(), "panic", r)
-				err = problem(http.StatusInternalServerError, "internal", "internal error")
+				err = problem.New(http.StatusInternalServerError, "internal", "internal error")
 			}
 		}()
 		return next(c)
@@ -101,25 +103,25 @@ func (a *App) httpError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	var p *Problem
+	var p *problem.Problem
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &p):
 	case errors.As(err, &he):
-		p = problem(he.Code, "http", http.StatusText(he.Code))
+		p = problem.New(he.Code, "http", http.StatusText(he.Code))
 		if he.Code == http.StatusRequestEntityTooLarge {
-			p = problem(he.Code, "body-too-large", "the request body is over the "+a.cfg.MaxBody+" limit")
+			p = problem.New(he.Code, "body-too-large", "the request body is over the "+a.cfg.MaxBody+" limit")
 		}
 		if he.Code == http.StatusNotFound {
-			p = problem(he.Code, "not-found", "no such route: "+c.Request().Method+" "+c.Request().URL.Path)
+			p = problem.New(he.Code, "not-found", "no such route: "+c.Request().Method+" "+c.Request().URL.Path)
 		}
 		if he.Code == http.StatusMethodNotAllowed {
-			p = problem(he.Code, "method-not-allowed", c.Request().Method+" is not allowed on "+c.Request().URL.Path)
+			p = problem.New(he.Code, "method-not-allowed", c.Request().Method+" is not allowed on "+c.Request().URL.Path)
 		}
 	default:
-		p = toProblem(err)
+		p = problem.From(err)
 	}
-	if p.Status >= 500 && p.Type == problemBase+"internal" {
+	if p.Status >= 500 && p.Type == problem.Base+"internal" {
 		a.log.Error("internal error", "path", c.Request().URL.Path, "err", err)
 	}
 	if p.RetryAfter > 0 {
@@ -137,7 +139,7 @@ func (a *App) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		t, err := a.tenantFor(c.Request())
 		if err != nil {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="plasmd"`)
-			return problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+			return problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
 		}
 		c.Set(tenantKey, t)
 		return next(c)
@@ -183,7 +185,7 @@ func (a *App) operator(r *http.Request) bool {
 func (a *App) operatorOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !a.operator(c.Request()) {
-			return problem(http.StatusForbidden, "operator-only", "this route is served to loopback clients only when auth is on")
+			return problem.New(http.StatusForbidden, "operator-only", "this route is served to loopback clients only when auth is on")
 		}
 		return next(c)
 	}
@@ -193,42 +195,28 @@ func (a *App) health(c echo.Context) error {
 	if !a.operator(c.Request()) {
 		return c.JSON(http.StatusOK, map[string]any{"status": "ok"})
 	}
+	h := a.svc.Health()
 	return c.JSON(http.StatusOK, map[string]any{
 		"status":   "ok",
-		"catalogs": len(a.svc.registry.IDs()),
-		"engine":   a.svc.engine.Digest,
-		"store":    "memory",
-		"refused":  a.svc.vendors.Refused(),
+		"catalogs": h.Catalogs,
+		"engine":   h.Engine,
+		"store":    h.Store,
+		"refused":  h.Refused,
 	})
-}
-
-type registryEntry struct {
-	EntryID     string   `json:"entry_id"`
-	Description string   `json:"description,omitempty"`
-	Aliases     []string `json:"registry_aliases,omitempty"`
-	Digest      string   `json:"digest"`
-	Entities    []string `json:"entities"`
-	Transport   string   `json:"transport"`
-	Auth        string   `json:"auth"`
-	Module      string   `json:"module_sha256,omitempty"`
 }
 
 func (a *App) registryList(c echo.Context) error {
 	t := tenantOf(c)
-	var out []registryEntry
-	for _, cat := range a.svc.registry.Visible(t.Allows) {
-		out = append(out, describe(cat))
-	}
-	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": out, "limits": a.svc.host.EffectiveLimits(t.Limits.Apply(a.svc.limits)).View()})
+	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": a.svc.Catalogs(t), "limits": a.svc.EffectiveLimits(t)})
 }
 
 func (a *App) registryEntry(c echo.Context) error {
 	t := tenantOf(c)
-	cat, ok := a.svc.registry.Resolve(c.Param("entry"))
-	if !ok || !t.Allows(cat.EntryID) {
-		return errNotFound("catalog %q is not in this tenant's registry", c.Param("entry"))
+	cat, caps, err := a.svc.Catalog(t, c.Param("entry"))
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"catalog": describe(cat), "capabilities": capabilityList(cat)})
+	return c.JSON(http.StatusOK, map[string]any{"catalog": cat, "capabilities": caps})
 }
 
 func (a *App) discover(c echo.Context) error {
@@ -259,11 +247,11 @@ func (a *App) executeOpen(c echo.Context) error {
 		return err
 	}
 	if req.EntryID == "" || len(req.Entities) == 0 {
-		return errBadRequest("bad-open", "entry_id and a non-empty entities list are required")
+		return problem.BadRequest("bad-open", "entry_id and a non-empty entities list are required")
 	}
-	seeds := make([]Seed, len(req.Entities))
+	seeds := make([]core.Seed, len(req.Entities))
 	for i, e := range req.Entities {
-		seeds[i] = Seed{Entry: req.EntryID, Entity: e}
+		seeds[i] = core.Seed{Entry: req.EntryID, Entity: e}
 	}
 	op, err := a.svc.OpenExecute(c.Request().Context(), tenantOf(c), seeds, req.Intent, req.Ranked, "")
 	if err != nil {
@@ -279,7 +267,7 @@ func (a *App) executeOpen(c echo.Context) error {
 func executePath(e session.Execute) string { return "/execute/" + e.PromptHash + "/" + e.ID }
 
 func (a *App) loadExecute(c echo.Context) (session.Execute, error) {
-	return a.svc.store.GetExecute(c.Request().Context(), tenantOf(c).ID, c.Param("ph"), c.Param("s"))
+	return a.svc.Store().GetExecute(c.Request().Context(), tenantOf(c).ID, c.Param("ph"), c.Param("s"))
 }
 
 func (a *App) executeGet(c echo.Context) error {
@@ -299,9 +287,9 @@ func (a *App) executeGet(c echo.Context) error {
 
 func (a *App) executeContext(c echo.Context) error {
 	var req struct {
-		Seeds  []Seed   `json:"seeds"`
-		Intent string   `json:"intent"`
-		Ranked []string `json:"ranked_capabilities"`
+		Seeds  []core.Seed `json:"seeds"`
+		Intent string      `json:"intent"`
+		Ranked []string    `json:"ranked_capabilities"`
 	}
 	if err := bindJSON(c, &req); err != nil {
 		return err
@@ -340,7 +328,7 @@ func (a *App) executeRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := a.svc.Run(ctx, t, RunScope{Execute: &ex, Ref: "s0"}, program)
+	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, Ref: "s0"}, program)
 	if err != nil {
 		return err
 	}
@@ -365,7 +353,7 @@ func (a *App) executeRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	runs, err := a.svc.store.ListRuns(c.Request().Context(), tenantOf(c).ID, ex.PromptHash, ex.ID)
+	runs, err := a.svc.Store().ListRuns(c.Request().Context(), tenantOf(c).ID, ex.PromptHash, ex.ID)
 	if err != nil {
 		return err
 	}
@@ -392,7 +380,7 @@ func (a *App) executeArtifact(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.svc.store.GetRun(c.Request().Context(), tenantOf(c).ID, ex.PromptHash, ex.ID, c.Param("run"))
+	r, err := a.svc.Store().GetRun(c.Request().Context(), tenantOf(c).ID, ex.PromptHash, ex.ID, c.Param("run"))
 	if err != nil {
 		return err
 	}
@@ -408,17 +396,17 @@ func readProgram(c echo.Context) (string, error) {
 		if errors.As(err, &he) {
 			return "", he
 		}
-		return "", errBadRequest("bad-body", "could not read the request body")
+		return "", problem.BadRequest("bad-body", "could not read the request body")
 	}
 	if ct == "application/json" {
 		var req struct {
 			Program *string `json:"program"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
-			return "", errBadRequest("malformed-json", "the body is not valid JSON: %v", err)
+			return "", problem.BadRequest("malformed-json", "the body is not valid JSON: %v", err)
 		}
 		if req.Program == nil {
-			return "", errBadRequest("missing-program", `the JSON body needs a "program" string`)
+			return "", problem.BadRequest("missing-program", `the JSON body needs a "program" string`)
 		}
 		return *req.Program, nil
 	}
@@ -432,12 +420,12 @@ func bindJSON(c echo.Context, v any) error {
 		if errors.As(err, &he) {
 			return he
 		}
-		return errBadRequest("bad-body", "could not read the request body")
+		return problem.BadRequest("bad-body", "could not read the request body")
 	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return errBadRequest("malformed-json", "the body is not valid JSON for this route: %v", err)
+		return problem.BadRequest("malformed-json", "the body is not valid JSON for this route: %v", err)
 	}
 	return nil
 }
@@ -460,7 +448,7 @@ func negotiate(accept string) (string, error) {
 			return "text/markdown", nil
 		}
 	}
-	p := problem(http.StatusNotAcceptable, "not-acceptable", "supported: text/markdown, application/json, application/x-ndjson, text/tab-separated-values")
+	p := problem.New(http.StatusNotAcceptable, "not-acceptable", "supported: text/markdown, application/json, application/x-ndjson, text/tab-separated-values")
 	return "", p
 }
 

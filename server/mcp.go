@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plasmd/plasmd/server/internal/core"
+	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -30,9 +32,9 @@ type discoverIn struct {
 }
 
 type contextIn struct {
-	Intent string   `json:"intent,omitempty" jsonschema:"stable host-chosen string naming this agent context; may be omitted when announced in initialize _meta.plasm.intent"`
-	Seeds  []Seed   `json:"seeds" jsonschema:"entities to expose: [{api, entity}]"`
-	Ranked []string `json:"ranked_capabilities,omitempty" jsonschema:"capability names to expose even without intent overlap"`
+	Intent string      `json:"intent,omitempty" jsonschema:"stable host-chosen string naming this agent context; may be omitted when announced in initialize _meta.plasm.intent"`
+	Seeds  []core.Seed `json:"seeds" jsonschema:"entities to expose: [{api, entity}]"`
+	Ranked []string    `json:"ranked_capabilities,omitempty" jsonschema:"capability names to expose even without intent overlap"`
 }
 
 type programIn struct {
@@ -101,7 +103,7 @@ func (m *mcpSessions) forget(ss *mcp.ServerSession) string {
 // logical sessions they named live on) and its id.
 func (a *App) endTransport(ss *mcp.ServerSession) {
 	if id := a.mcpIDs.forget(ss); id != "" {
-		if err := a.svc.store.ForgetTransport(context.Background(), id); err != nil {
+		if err := a.svc.Store().ForgetTransport(context.Background(), id); err != nil {
 			a.log.Warn("forget MCP transport", "transport", id, "err", err)
 		}
 	}
@@ -146,7 +148,7 @@ func (a *App) mcpTenantFromHeader(extra *mcp.RequestExtra) (*tenant.Tenant, erro
 // toolError renders an error as a tool result the model can read and act
 // on, with the same fields the HTTP problem carries.
 func toolError(err error, meta map[string]any) *mcp.CallToolResult {
-	p := toProblem(err)
+	p := problem.From(err)
 	var b strings.Builder
 	b.WriteString("Error: ")
 	if p.Line > 0 {
@@ -183,7 +185,7 @@ func withMeta(text string, meta map[string]any, extra map[string]any) *mcp.CallT
 func (a *App) toolDiscover(ctx context.Context, req *mcp.CallToolRequest, in discoverIn) (*mcp.CallToolResult, any, error) {
 	t, err := a.mcpTenant(req)
 	if err != nil {
-		return toolError(problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
+		return toolError(problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
 	text, opts, err := a.svc.Discover(t, in.Intent, in.MaxOptions, in.Allowed)
 	if err != nil {
@@ -216,7 +218,7 @@ func sessionIntent(metas ...map[string]any) string {
 func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
 	t, err := a.mcpTenant(req)
 	if err != nil {
-		return toolError(problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
+		return toolError(problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
 	var initMeta map[string]any
 	if req.Session != nil {
@@ -230,7 +232,7 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	case strings.TrimSpace(intent) == "" && announced != "":
 		intent = announced
 	case strings.TrimSpace(intent) == "":
-		return toolError(errBadRequest("missing-intent", "missing intent: pass intent, or announce _meta.plasm.intent in initialize"), nil), nil, nil
+		return toolError(problem.BadRequest("missing-intent", "missing intent: pass intent, or announce _meta.plasm.intent in initialize"), nil), nil, nil
 	case announced != "" && announced != intent:
 		a.log.Info("plasm_context: explicit intent differs from session context; using the explicit one", "explicit", intent, "session", announced)
 	}
@@ -242,7 +244,7 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	return withMeta(out.Text, meta, nil), nil, nil
 }
 
-func contextMeta(out *ContextResult) map[string]any {
+func contextMeta(out *core.ContextResult) map[string]any {
 	cont := map[string]any{
 		"stale_binding_recovered": out.Continuity.StaleBindingRecovered,
 		"new_symbol_space":        out.Continuity.NewSymbolSpace,
@@ -266,23 +268,23 @@ func contextMeta(out *ContextResult) map[string]any {
 // A stale binding is an error telling the agent to call plasm_context again.
 func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref string) (session.Execute, string, error) {
 	if strings.TrimSpace(ref) == "" {
-		return session.Execute{}, "", errBadRequest("missing-ref", "logical_session_ref is required (call plasm_context first)")
+		return session.Execute{}, "", problem.BadRequest("missing-ref", "logical_session_ref is required (call plasm_context first)")
 	}
-	id, err := a.svc.store.ResolveRef(ctx, transport, t.ID, ref)
+	id, err := a.svc.Store().ResolveRef(ctx, transport, t.ID, ref)
 	if err != nil {
-		p := errNotFound("logical_session_ref %q is unknown on this connection", ref)
+		p := problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
 		p.Hint = "call plasm_context with your intent and seeds; it returns the ref to use"
 		return session.Execute{}, "", p
 	}
-	l, err := a.svc.store.GetLogical(ctx, t.ID, id)
+	l, err := a.svc.Store().GetLogical(ctx, t.ID, id)
 	if err != nil || l.Binding == nil {
-		p := errNotFound("logical session %s has no execute session", ref)
+		p := problem.NotFound("logical session %s has no execute session", ref)
 		p.Hint = "call plasm_context again with the same intent"
 		return session.Execute{}, "", p
 	}
-	ex, err := a.svc.store.GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
+	ex, err := a.svc.Store().GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
 	if err != nil {
-		p := problem(http.StatusGone, "stale-session", fmt.Sprintf("the execute session behind %s expired or is gone; its symbols are void", ref))
+		p := problem.New(http.StatusGone, "stale-session", fmt.Sprintf("the execute session behind %s expired or is gone; its symbols are void", ref))
 		p.Hint = "call plasm_context again with the same intent to open a new session, then use only the new table's symbols"
 		return session.Execute{}, "", p
 	}
@@ -301,7 +303,7 @@ func (a *App) baseMeta(ref, logicalID string, ex session.Execute) map[string]any
 func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in programIn) (*mcp.CallToolResult, any, error) {
 	t, err := a.mcpTenant(req)
 	if err != nil {
-		return toolError(problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
+		return toolError(problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
 	ex, lid, err := a.sessionFor(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), in.Ref)
 	if err != nil {
@@ -351,7 +353,7 @@ func depList(input int, deps []int) string {
 func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (*mcp.CallToolResult, any, error) {
 	t, err := a.mcpTenant(req)
 	if err != nil {
-		return toolError(problem(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
+		return toolError(problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
 	transport := a.mcpIDs.id(req.Session, req.Extra, t)
 	ex, lid, err := a.sessionFor(ctx, t, transport, in.Ref)
@@ -359,7 +361,7 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 		return toolError(err, nil), nil, nil
 	}
 	meta := a.baseMeta(in.Ref, lid, ex)
-	out, err := a.svc.Run(ctx, t, RunScope{Execute: &ex, LogicalID: lid, Ref: in.Ref}, in.Program)
+	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: in.Ref}, in.Program)
 	if err != nil {
 		return toolError(err, meta), nil, nil
 	}
@@ -370,7 +372,7 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 }
 
 // runMeta is the per-run part of _meta.plasm.
-func runMeta(out *RunOutcome) map[string]any {
+func runMeta(out *core.RunOutcome) map[string]any {
 	var paging []map[string]any
 	for _, r := range out.Roots {
 		if r.PageHandle != "" {
@@ -411,11 +413,11 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		lid, err := a.svc.store.ResolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t.ID, ref)
+		lid, err := a.svc.Store().ResolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t.ID, ref)
 		if err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		if run, err = a.svc.store.GetRunByIndex(ctx, t.ID, lid, n); err != nil {
+		if run, err = a.svc.Store().GetRunByIndex(ctx, t.ID, lid, n); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 	case strings.HasPrefix(uri, "plasm://execute/"):
@@ -423,7 +425,7 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if len(parts) != 4 || parts[2] != "run" {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		if run, err = a.svc.store.GetRun(ctx, t.ID, parts[0], parts[1], parts[3]); err != nil {
+		if run, err = a.svc.Store().GetRun(ctx, t.ID, parts[0], parts[1], parts[3]); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 	default:

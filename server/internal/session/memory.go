@@ -666,3 +666,6 @@ func clone[T any](v T) (T, error) {
 	}
 	return out, nil
 }
+
+// Kind names the store for operators (/v1/health).
+func (m *Memory) Kind() string { return "memory" }

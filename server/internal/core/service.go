@@ -1,4 +1,4 @@
-package server
+package core
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -95,26 +96,26 @@ func (st *stripedLocks) lock(key string) func() {
 // and reads as "not found" either way.
 func (s *Service) resolveSeeds(t *tenant.Tenant, seeds []Seed) ([]resolvedSeed, error) {
 	if len(seeds) == 0 {
-		return nil, errBadRequest("missing-seeds", "seeds must name at least one {api, entity}")
+		return nil, problem.BadRequest("missing-seeds", "seeds must name at least one {api, entity}")
 	}
 	if len(seeds) > 64 {
-		return nil, errBadRequest("too-many-seeds", "at most 64 seeds per call (got %d)", len(seeds))
+		return nil, problem.BadRequest("too-many-seeds", "at most 64 seeds per call (got %d)", len(seeds))
 	}
 	var out []resolvedSeed
 	for i, sd := range seeds {
 		name := strings.TrimSpace(sd.name())
 		if name == "" {
-			return nil, errBadRequest("bad-seed", "seeds[%d]: api (or entry_id) is required", i)
+			return nil, problem.BadRequest("bad-seed", "seeds[%d]: api (or entry_id) is required", i)
 		}
 		cat, ok := s.registry.Resolve(name)
 		if !ok || !t.Allows(cat.EntryID) {
-			p := errNotFound("seeds[%d]: catalog %q is not in this tenant's registry", i, name)
+			p := problem.NotFound("seeds[%d]: catalog %q is not in this tenant's registry", i, name)
 			p.Hint = "available: " + strings.Join(s.visibleIDs(t), ", ")
 			return nil, p
 		}
 		e, ok := cat.Entities[sd.Entity]
 		if !ok || e.Abstract {
-			p := errNotFound("seeds[%d]: catalog %q has no entity %q", i, cat.EntryID, sd.Entity)
+			p := problem.NotFound("seeds[%d]: catalog %q has no entity %q", i, cat.EntryID, sd.Entity)
 			p.Hint = "entities: " + strings.Join(exposedEntities(cat), ", ")
 			return nil, p
 		}
@@ -282,18 +283,18 @@ func (s *Service) resolvePage(ctx context.Context, t *tenant.Tenant, sc RunScope
 	ref, num, ok := strings.Cut(handle, "_pg")
 	n, err := strconv.Atoi(num)
 	if !ok || err != nil || n <= 0 {
-		return nil, &Problem{Type: problemBase + "bad-handle", Title: "Bad Request", Status: 400,
+		return nil, &problem.Problem{Type: problem.Base + "bad-handle", Title: "Bad Request", Status: 400,
 			Detail: fmt.Sprintf("%q is not a paging handle", handle), Hint: "paging handles look like s0_pg1 and come from earlier results"}
 	}
 	if ref != sc.Ref {
-		return nil, &Problem{Type: problemBase + "bad-handle", Title: "Bad Request", Status: 400,
+		return nil, &problem.Problem{Type: problem.Base + "bad-handle", Title: "Bad Request", Status: 400,
 			Detail: fmt.Sprintf("paging handle %s belongs to logical session %s, not %s", handle, ref, sc.Ref),
 			Hint:   "use handles from this logical_session_ref's own results"}
 	}
 	pg, err := s.store.GetPage(ctx, t.ID, sc.scope(), n)
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
-			return nil, errNotFound("paging handle %s is unknown in this session", handle)
+			return nil, problem.NotFound("paging handle %s is unknown in this session", handle)
 		}
 		return nil, err
 	}

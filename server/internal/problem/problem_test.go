@@ -1,19 +1,12 @@
-package server
+package problem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/runtime/egress"
@@ -54,31 +47,15 @@ func TestToProblem(t *testing.T) {
 		{&sandbox.CallError{Export: abi.ExportPlan, Err: sandbox.ErrInputTooLarge}, 413, "sandbox-size"},
 		{errors.New("something internal with /home/secret/path"), 500, "internal"},
 	} {
-		p := toProblem(tc.err)
-		if p.Status != tc.status || p.Type != problemBase+tc.typ {
+		p := From(tc.err)
+		if p.Status != tc.status || p.Type != Base+tc.typ {
 			t.Errorf("%v → %d %s, want %d %s", tc.err, p.Status, p.Type, tc.status, tc.typ)
 		}
 		if strings.Contains(p.Detail, "secret stack") || strings.Contains(p.Detail, "/home/secret") {
 			t.Errorf("%v leaks internal text: %q", tc.err, p.Detail)
 		}
 	}
-	if p := toProblem(busy); p.RetryAfter != 3 || !strings.Contains(p.Hint, "retry after 3s") {
+	if p := From(busy); p.RetryAfter != 3 || !strings.Contains(p.Hint, "retry after 3s") {
 		t.Errorf("busy retry hint: %+v", p)
-	}
-}
-
-// A 429 carries Retry-After, so HTTP clients back off without parsing JSON.
-func TestBusyRetryAfterHeader(t *testing.T) {
-	a := &App{cfg: Config{MaxBody: "1M"}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	e := echo.New()
-	rec := httptest.NewRecorder()
-	c := e.NewContext(httptest.NewRequest(http.MethodPost, "/execute/x/y", nil), rec)
-	a.httpError(&sandbox.CallError{Err: sandbox.ErrBusy, RetryAfter: 1200 * time.Millisecond}, c)
-	if rec.Code != 429 || rec.Header().Get("Retry-After") != "2" || rec.Header().Get("Content-Type") != "application/problem+json" {
-		t.Fatalf("%d %v", rec.Code, rec.Header())
-	}
-	var p Problem
-	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.RetryAfter != 2 {
-		t.Fatalf("body %s: %v", rec.Body.String(), err)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package core
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/symbol"
+	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/teaching"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -275,7 +276,7 @@ func digests(cats map[string]*catalog.Catalog, entries []string) map[string]stri
 func teachingError(err error) error {
 	var se *teaching.SeedError
 	if errors.As(err, &se) {
-		return errNotFound("seed %s:%s: %v", se.Seed.EntryID, se.Seed.Entity, se.Err)
+		return problem.NotFound("seed %s:%s: %v", se.Seed.EntryID, se.Seed.Entity, se.Err)
 	}
 	return fmt.Errorf("teaching: %w", err)
 }

@@ -1,4 +1,6 @@
-package server
+// Package problem owns the RFC 9457 problem documents every client-facing
+// error becomes: stable types, statuses and hints, the same over HTTP and MCP.
+package problem
 
 import (
 	"context"
@@ -41,25 +43,25 @@ func (p *Problem) Error() string {
 	return s
 }
 
-const problemBase = "https://plasmd.dev/problems/"
+const Base = "https://plasmd.dev/problems/"
 
-func problem(status int, typ, detail string) *Problem {
-	return &Problem{Type: problemBase + typ, Title: http.StatusText(status), Status: status, Detail: detail}
+func New(status int, typ, detail string) *Problem {
+	return &Problem{Type: Base + typ, Title: http.StatusText(status), Status: status, Detail: detail}
 }
 
-// errBadRequest and friends build problems for input errors.
-func errBadRequest(typ, format string, args ...any) *Problem {
-	return problem(http.StatusBadRequest, typ, fmt.Sprintf(format, args...))
+// BadRequest and NotFound build problems for input errors.
+func BadRequest(typ, format string, args ...any) *Problem {
+	return New(http.StatusBadRequest, typ, fmt.Sprintf(format, args...))
 }
 
-func errNotFound(format string, args ...any) *Problem {
-	return problem(http.StatusNotFound, "not-found", fmt.Sprintf(format, args...))
+func NotFound(format string, args ...any) *Problem {
+	return New(http.StatusNotFound, "not-found", fmt.Sprintf(format, args...))
 }
 
-// toProblem maps any error from the service to a problem with a stable type.
+// From maps any error from the service to a problem with a stable type.
 // Unknown errors become a 500 whose detail is generic: internal text and
 // stacks never reach clients.
-func toProblem(err error) *Problem {
+func From(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
 		return p
@@ -76,17 +78,17 @@ func toProblem(err error) *Problem {
 		case abi.CodeDecode:
 			status, typ = http.StatusBadGateway, "backend-response"
 		}
-		return &Problem{Type: problemBase + typ, Title: http.StatusText(status), Status: status, Detail: ae.Message, Line: ae.Line, Column: ae.Column, Hint: ae.Hint, Code: ae.Code}
+		return &Problem{Type: Base + typ, Title: http.StatusText(status), Status: status, Detail: ae.Message, Line: ae.Line, Column: ae.Column, Hint: ae.Hint, Code: ae.Code}
 	}
 	switch {
 	case errors.Is(err, session.ErrExpired):
-		p := problem(http.StatusGone, "session-expired", err.Error())
+		p := New(http.StatusGone, "session-expired", err.Error())
 		p.Hint = "call plasm_context again with the same intent (or POST /execute) to open a new session"
 		return p
 	case errors.Is(err, session.ErrNotFound):
-		return problem(http.StatusNotFound, "not-found", err.Error())
+		return New(http.StatusNotFound, "not-found", err.Error())
 	case errors.Is(err, sandbox.ErrBusy):
-		p := problem(http.StatusTooManyRequests, "busy", "the tenant's sandboxes are all busy")
+		p := New(http.StatusTooManyRequests, "busy", "the tenant's sandboxes are all busy")
 		p.RetryAfter = 1
 		var ce *sandbox.CallError
 		if errors.As(err, &ce) && ce.RetryAfter > 0 {
@@ -95,43 +97,43 @@ func toProblem(err error) *Problem {
 		p.Hint = fmt.Sprintf("retry after %ds", p.RetryAfter)
 		return p
 	case errors.Is(err, sandbox.ErrDeadline):
-		return problem(http.StatusGatewayTimeout, "sandbox-deadline", "catalog logic exceeded its time limit")
+		return New(http.StatusGatewayTimeout, "sandbox-deadline", "catalog logic exceeded its time limit")
 	case errors.Is(err, sandbox.ErrMemoryLimit):
-		return problem(http.StatusUnprocessableEntity, "sandbox-memory", "catalog logic exceeded its memory limit")
+		return New(http.StatusUnprocessableEntity, "sandbox-memory", "catalog logic exceeded its memory limit")
 	case errors.Is(err, sandbox.ErrInputTooLarge) && isDecode(err):
 		// The backend's answer, not the client's request, was too big.
-		return problem(http.StatusBadGateway, "backend-too-large", "the backend's response is larger than the sandbox accepts")
+		return New(http.StatusBadGateway, "backend-too-large", "the backend's response is larger than the sandbox accepts")
 	case errors.Is(err, sandbox.ErrInputTooLarge), errors.Is(err, sandbox.ErrOutputTooLarge):
-		return problem(http.StatusRequestEntityTooLarge, "sandbox-size", err.Error())
+		return New(http.StatusRequestEntityTooLarge, "sandbox-size", err.Error())
 	case errors.Is(err, sandbox.ErrTrap), errors.Is(err, sandbox.ErrABI):
-		return problem(http.StatusBadGateway, "sandbox-trap", "catalog logic failed; the instance was discarded")
+		return New(http.StatusBadGateway, "sandbox-trap", "catalog logic failed; the instance was discarded")
 	case errors.Is(err, egress.ErrDenied):
-		return problem(http.StatusForbidden, "egress-denied", err.Error())
+		return New(http.StatusForbidden, "egress-denied", err.Error())
 	case errors.Is(err, egress.ErrTimeout):
-		return problem(http.StatusGatewayTimeout, "backend-timeout", err.Error())
+		return New(http.StatusGatewayTimeout, "backend-timeout", err.Error())
 	case errors.Is(err, egress.ErrTooLarge):
-		return problem(http.StatusBadGateway, "backend-too-large", err.Error())
+		return New(http.StatusBadGateway, "backend-too-large", err.Error())
 	case errors.Is(err, egress.ErrSecret):
-		return problem(http.StatusFailedDependency, "secret-missing", err.Error())
+		return New(http.StatusFailedDependency, "secret-missing", err.Error())
 	case errors.Is(err, egress.ErrTransport):
-		return problem(http.StatusBadGateway, "backend-unreachable", err.Error())
+		return New(http.StatusBadGateway, "backend-unreachable", err.Error())
 	case errors.Is(err, executor.ErrBackend):
-		return problem(http.StatusBadGateway, "backend-error", err.Error())
+		return New(http.StatusBadGateway, "backend-error", err.Error())
 	case errors.Is(err, executor.ErrFanOut):
-		return problem(http.StatusUnprocessableEntity, "fan-out", err.Error())
+		return New(http.StatusUnprocessableEntity, "fan-out", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
-		return problem(http.StatusGatewayTimeout, "timeout", "the request took too long")
+		return New(http.StatusGatewayTimeout, "timeout", "the request took too long")
 	case errors.Is(err, context.Canceled):
-		return problem(499, "canceled", "the request was canceled")
+		return New(499, "canceled", "the request was canceled")
 	}
 	var xe *executor.Error
 	if errors.As(err, &xe) {
 		// What is left is the program asking for something its data cannot
 		// give (a reference to a result with no rows, a field a step
 		// dropped): the client's to fix, not a gateway failure.
-		return problem(http.StatusUnprocessableEntity, "run-failed", err.Error())
+		return New(http.StatusUnprocessableEntity, "run-failed", err.Error())
 	}
-	return problem(http.StatusInternalServerError, "internal", "internal error")
+	return New(http.StatusInternalServerError, "internal", "internal error")
 }
 
 // isDecode reports whether a sandbox error came from decoding a response.

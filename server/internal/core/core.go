@@ -1,0 +1,165 @@
+// Package core is plasmd's transport-independent heart: the registry of
+// catalogs, logical and execute sessions, teaching waves, planning and runs
+// for a tenant, and vendor-module checks. The HTTP and MCP surfaces in
+// package server are thin adapters over a Service; nothing here knows about
+// echo or the MCP SDK (imports_test.go keeps it that way).
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/problem"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/tenant"
+)
+
+// Options are what a Service is built from. The caller owns the sandbox
+// host and its engine module; Close releases the host.
+type Options struct {
+	Logger   *slog.Logger
+	Catalogs []*catalog.Catalog
+	Host     *sandbox.Host
+	Engine   *sandbox.Module
+	// Sender performs backend calls (the egress client, usually wrapped
+	// for metrics); vendor hooks use it too.
+	Sender sandbox.Sender
+	Exec   *executor.Executor
+	Store  session.Store
+	Limits sandbox.Limits
+	// Modules holds module.wasm by entry id for catalogs with a vendor module.
+	Modules map[string][]byte
+}
+
+// New checks and compiles vendor modules (a catalog whose module is refused
+// is left out, the rest serve) and indexes the catalogs.
+func New(ctx context.Context, o Options) (*Service, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	reg, err := NewRegistry(o.Catalogs)
+	if err != nil {
+		return nil, err
+	}
+	kept, vend := loadVendors(ctx, o.Logger, o.Host, o.Sender, o.Catalogs, o.Modules)
+	if len(kept) != len(o.Catalogs) {
+		// A subset of a valid registry is valid.
+		reg, _ = NewRegistry(kept)
+	}
+	return &Service{
+		log:       o.Logger,
+		registry:  reg,
+		host:      o.Host,
+		engine:    o.Engine,
+		exec:      o.Exec,
+		store:     o.Store,
+		limits:    o.Limits,
+		sandboxes: map[string]*sandbox.Tenant{},
+		vendors:   vend,
+	}, nil
+}
+
+// Store is the session store the service keeps its state in.
+func (s *Service) Store() session.Store { return s.store }
+
+// Close releases the sandbox host.
+func (s *Service) Close(ctx context.Context) { s.host.Close(ctx) }
+
+// Health is what operators see of the service.
+type Health struct {
+	Catalogs int               `json:"catalogs"`
+	Engine   string            `json:"engine"`
+	Store    string            `json:"store"`
+	Refused  []Refusal `json:"refused"`
+}
+
+// Health reports the loaded catalogs, engine digest, store kind and
+// refused vendor modules.
+func (s *Service) Health() Health {
+	return Health{Catalogs: len(s.registry.IDs()), Engine: s.engine.Digest, Store: storeKind(s.store), Refused: s.vendors.Refused()}
+}
+
+// storeKind names the store for operators; a store can say what it is.
+func storeKind(st session.Store) string {
+	if k, ok := st.(interface{ Kind() string }); ok {
+		return k.Kind()
+	}
+	return fmt.Sprintf("%T", st)
+}
+
+// CatalogSummary is one catalog as the registry lists it.
+type CatalogSummary struct {
+	EntryID     string   `json:"entry_id"`
+	Description string   `json:"description,omitempty"`
+	Aliases     []string `json:"registry_aliases,omitempty"`
+	Digest      string   `json:"digest"`
+	Entities    []string `json:"entities"`
+	Transport   string   `json:"transport"`
+	Auth        string   `json:"auth"`
+	Module      string   `json:"module_sha256,omitempty"`
+}
+
+// CapabilityInfo is one capability as the registry lists it.
+type CapabilityInfo struct {
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Entity      string `json:"entity"`
+	Description string `json:"description,omitempty"`
+}
+
+// Catalogs lists the catalogs the tenant may see.
+func (s *Service) Catalogs(t *tenant.Tenant) []CatalogSummary {
+	var out []CatalogSummary
+	for _, c := range s.registry.Visible(t.Allows) {
+		out = append(out, summarize(c))
+	}
+	return out
+}
+
+// Catalog describes one catalog the tenant may see, by entry id or alias.
+func (s *Service) Catalog(t *tenant.Tenant, entry string) (CatalogSummary, []CapabilityInfo, error) {
+	c, ok := s.registry.Resolve(entry)
+	if !ok || !t.Allows(c.EntryID) {
+		return CatalogSummary{}, nil, problem.NotFound("catalog %q is not in this tenant's registry", entry)
+	}
+	return summarize(c), capabilityList(c), nil
+}
+
+// EffectiveLimits are the tenant's sandbox limits after defaults, as shown
+// to the tenant (no secrets).
+func (s *Service) EffectiveLimits(t *tenant.Tenant) sandbox.LimitsView {
+	return s.host.EffectiveLimits(t.Limits.Apply(s.limits)).View()
+}
+
+func summarize(c *catalog.Catalog) CatalogSummary {
+	transport := "http"
+	for _, m := range c.Mappings {
+		if m.Transport == "graphql" {
+			transport = "graphql"
+			break
+		}
+	}
+	e := CatalogSummary{EntryID: c.EntryID, Description: c.Description, Aliases: c.RegistryAliases, Digest: c.Digest,
+		Entities: exposedEntities(c), Transport: transport, Auth: c.Auth.Scheme}
+	if e.Auth == "" {
+		e.Auth = "none"
+	}
+	if c.Module != nil {
+		e.Module = c.Module.SHA256
+	}
+	return e
+}
+
+func capabilityList(c *catalog.Catalog) []CapabilityInfo {
+	var out []CapabilityInfo
+	for _, cp := range c.Capabilities {
+		out = append(out, CapabilityInfo{Name: cp.Name, Kind: cp.Kind, Entity: cp.Entity, Description: cp.Description})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
