@@ -72,9 +72,9 @@ func (s *Service) Close(ctx context.Context) { s.host.Close(ctx) }
 
 // Health is what operators see of the service.
 type Health struct {
-	Catalogs int               `json:"catalogs"`
-	Engine   string            `json:"engine"`
-	Store    string            `json:"store"`
+	Catalogs int       `json:"catalogs"`
+	Engine   string    `json:"engine"`
+	Store    string    `json:"store"`
 	Refused  []Refusal `json:"refused"`
 }
 
