@@ -66,6 +66,9 @@ func newFixtureFor(t testing.TB, mk func(b *demo.Server) server.Config) *fixture
 	if cfg.AnonymousSecrets == nil {
 		cfg.AnonymousSecrets = backend.Backend().Secrets()
 	}
+	if cfg.Limits == (server.Limits{}) {
+		cfg.Limits = patientLimits()
+	}
 	app, err := server.New(ctx, cfg, cats)
 	if err != nil {
 		t.Fatal(err)
@@ -146,4 +149,14 @@ func runCall(t testing.TB, cs *mcp.ClientSession, ref, program string) toolOut {
 
 func unchangedText(n int) string {
 	return "_Session unchanged (`e1`…`e" + strconv.Itoa(n) + "`). Use `plasm` / `plasm_run` with this logical_session_ref._"
+}
+
+// patientLimits are the default limits with deadlines no loaded CI machine
+// reaches: these tests are about behaviour, and a guest call that is merely
+// slow under -race must not fail them. Tests about deadlines set their own.
+func patientLimits() server.Limits {
+	l := server.DefaultLimits()
+	l.CallTimeout = time.Minute
+	l.QueueTimeout = time.Minute
+	return l
 }

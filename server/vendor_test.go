@@ -54,7 +54,7 @@ func newVendorFixture(t *testing.T, signingKey string, extra func(ledger *catalo
 	if signingKey != "" {
 		secrets[demo.LedgerSigningKeyEnv] = signingKey
 	}
-	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: secrets, Modules: modules}, cats)
+	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: secrets, Modules: modules, Limits: patientLimits()}, cats)
 	if err != nil {
 		t.Fatal(err)
 	}

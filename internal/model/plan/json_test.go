@@ -24,7 +24,7 @@ func same(t *testing.T, name string, p *plan.Plan) {
 // Every golden plan the planner's tests pin encodes byte for byte as
 // encoding/json would encode it.
 func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
-	files, err := filepath.Glob("../lang/testdata/golden/*.json")
+	files, err := filepath.Glob("../../engine/lang/testdata/golden/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden plans: %v", err)
 	}
