@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		Host:     host,
 		Engine:   engine,
 		Sender:   eg,
-		Exec:     executor.New(&metrics.Sender{Inner: eg, Metrics: m}, executor.Limits{}),
+		Exec:     executor.New(eg, executor.Limits{}, executor.WithObserver(m)),
 		Store:    store,
 		Limits:   cfg.Limits,
 		Modules:  cfg.Modules,

@@ -79,12 +79,26 @@ func DefaultLimits() Limits { return Limits{MaxFanOut: 100, Concurrency: 8, MaxR
 
 // Executor runs plans. It is safe for concurrent use.
 type Executor struct {
-	sender Sender
-	limits Limits
+	sender   Sender
+	limits   Limits
+	observer Observer
 }
 
+// Observer hears about every backend call the executor makes, with the
+// catalog entry it was made for (metrics label calls by entry without
+// parsing URLs).
+type Observer interface {
+	BackendCall(entry string, status int, err error)
+}
+
+// Option configures an Executor.
+type Option func(*Executor)
+
+// WithObserver reports every backend call to o.
+func WithObserver(o Observer) Option { return func(x *Executor) { x.observer = o } }
+
 // New returns an executor sending through s.
-func New(s Sender, l Limits) *Executor {
+func New(s Sender, l Limits, opts ...Option) *Executor {
 	d := DefaultLimits()
 	if l.MaxFanOut <= 0 {
 		l.MaxFanOut = d.MaxFanOut
@@ -95,7 +109,11 @@ func New(s Sender, l Limits) *Executor {
 	if l.MaxRows <= 0 {
 		l.MaxRows = d.MaxRows
 	}
-	return &Executor{sender: s, limits: l}
+	x := &Executor{sender: s, limits: l}
+	for _, o := range opts {
+		o(x)
+	}
+	return x
 }
 
 // RootResult is one returned result.
@@ -147,16 +165,6 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
-
-type entryKey struct{}
-
-// EntryFromContext returns the catalog entry id a backend call is made for.
-// The executor sets it on the context it passes to Sender.Do, so a Sender
-// wrapper (metrics) can label calls without parsing URLs.
-func EntryFromContext(ctx context.Context) string {
-	s, _ := ctx.Value(entryKey{}).(string)
-	return s
-}
 
 // literalArgs is a fresh, writable copy of a node's literal arguments.
 func literalArgs(n *plan.Node) map[string]any {
@@ -750,7 +758,6 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		return nil, nil, ctx.Err()
 	}
 	defer func() { <-r.sem }()
-	ctx = context.WithValue(ctx, entryKey{}, entry)
 	hooks := r.env.Hooks[entry]
 	creqIn := &abi.CompileRequest{EntryID: entry, Capability: capability, Vars: vars, Page: page}
 	var dec *abi.DecodeResponse
@@ -769,6 +776,13 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		return nil, nil, err
 	}
 	resp, err := r.x.sender.Do(ctx, creq, r.env.Origins[entry], r.secretsFor(entry))
+	if r.x.observer != nil {
+		status := 0
+		if resp != nil {
+			status = resp.Status
+		}
+		r.x.observer.BackendCall(entry, status, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", creq.Method, capability, err)
 	}

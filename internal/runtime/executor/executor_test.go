@@ -1011,3 +1011,29 @@ func TestPageKeepsTransforms(t *testing.T) {
 		t.Fatalf("page 2 shape: %v", got)
 	}
 }
+
+type recordingObserver struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (o *recordingObserver) BackendCall(entry string, status int, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, fmt.Sprintf("%s %d %v", entry, status, err))
+}
+
+// The observer hears each backend call with the entry it was made for: the
+// executor passes the entry, nobody parses it back out of a URL or context.
+func TestObserverHearsEntry(t *testing.T) {
+	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": static(repoCols, repoRows()...)}}
+	obs := &recordingObserver{}
+	p := &plan.Plan{Nodes: []plan.Node{fetch(0, "list_repos", "Repo")}, Roots: roots(0)}
+	if _, err := New(&fakeSender{}, Limits{}, WithObserver(obs)).Run(context.Background(), p, env(e)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{entry + " 200 <nil>"}
+	if !reflect.DeepEqual(obs.calls, want) {
+		t.Fatalf("observer heard %q, want %q", obs.calls, want)
+	}
+}

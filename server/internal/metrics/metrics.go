@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -11,8 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/runtime/egress"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 )
@@ -188,34 +185,15 @@ func (m *Metrics) BackendRequest(entryID string, status int, err error) {
 	m.backend.WithLabelValues(m.entries.get(entryID), class).Inc()
 }
 
-// Sender wraps an executor.Sender to count backend requests. EntryOf maps
-// the allowed origins a request was sent under back to its catalog entry
-// ID (the executor passes each catalog's own origin list); when it is nil
-// or returns "", the request is counted under entry_id "_unknown".
-type Sender struct {
-	Inner   executor.Sender
-	Metrics *Metrics
-	EntryOf func(allowed []egress.Origin) string
-}
+var _ executor.Observer = (*Metrics)(nil)
 
-var _ executor.Sender = (*Sender)(nil)
-
-// Do implements executor.Sender.
-func (s *Sender) Do(ctx context.Context, req *abi.CompiledRequest, allowed []egress.Origin, secrets egress.Secrets) (*egress.Response, error) {
-	resp, err := s.Inner.Do(ctx, req, allowed, secrets)
-	entry := executor.EntryFromContext(ctx)
-	if entry == "" && s.EntryOf != nil {
-		entry = s.EntryOf(allowed)
-	}
+// BackendCall implements executor.Observer: one backend request per call,
+// labelled by catalog entry and status class.
+func (m *Metrics) BackendCall(entry string, status int, err error) {
 	if entry == "" {
 		entry = "_unknown"
 	}
-	status := 0
-	if resp != nil {
-		status = resp.Status
-	}
-	s.Metrics.BackendRequest(entry, status, err)
-	return resp, err
+	m.BackendRequest(entry, status, err)
 }
 
 // boundedLabels admits up to max distinct label values and maps the rest
