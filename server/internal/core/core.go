@@ -19,6 +19,9 @@ import (
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
+// planCacheSize bounds remembered plans across all tenants (a few KiB each).
+const planCacheSize = 4096
+
 // Options are what a Service is built from. The caller owns the sandbox
 // host and its engine module; Close releases the host.
 type Options struct {
@@ -61,6 +64,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		limits:    o.Limits,
 		sandboxes: map[string]*sandbox.Tenant{},
 		vendors:   vend,
+		plans:     newPlanCache(planCacheSize),
 	}, nil
 }
 

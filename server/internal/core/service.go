@@ -39,6 +39,7 @@ type Service struct {
 	store    session.Store
 	limits   sandbox.Limits
 	vendors  *vendors
+	plans    *planCache
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Tenant
@@ -188,11 +189,22 @@ func (s *Service) Plan(ctx context.Context, t *tenant.Tenant, ex *session.Execut
 	if strings.TrimSpace(program) == "" {
 		return nil, &abi.Error{Code: abi.CodeSyntax, Message: "empty program", Line: 1, Column: 1, Hint: "send an expression such as Entity(\"id\") or a taught row with its $ filled in"}
 	}
+	digests := make([]string, 0, len(ex.Entries))
+	for _, e := range ex.Entries {
+		if c, ok := s.registry.byID[e]; ok {
+			digests = append(digests, c.Digest)
+		}
+	}
+	key := planKey(t.ID, ex.ID, ex.DomainRevision, s.engine.Digest, digests, program)
+	if p, ok := s.plans.get(key); ok {
+		return p, nil
+	}
 	sb := s.sandboxFor(t)
 	p, err := sb.Plan(ctx, &abi.PlanRequest{Program: program, Symbols: &ex.Symbols, Entries: ex.Entries})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	s.plans.put(key, p)
 	return p, nil
 }
 

@@ -1,0 +1,96 @@
+package core
+
+import (
+	"container/list"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/plan"
+)
+
+// planCache remembers plans by everything a plan is a function of: the
+// tenant, the execute session and its symbol revision (symbol maps only
+// grow, and every wave bumps the revision), the digests of the catalogs the
+// program may use, the engine, and the program text. Planning is the most
+// expensive guest call per run; an agent repeating a program (paging, a
+// poll, a retry) then costs a map lookup and a decode.
+//
+// Plans are stored encoded and decoded on every hit, so no two runs share a
+// plan value the executor might change. The key names the tenant, so one
+// tenant's entry can never answer another's program.
+type planCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front = most recently used; values are *planEntry
+	byKey map[string]*list.Element
+}
+
+type planEntry struct {
+	key  string
+	plan []byte
+}
+
+func newPlanCache(max int) *planCache {
+	return &planCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+// planKey builds the cache key. Parts are length-prefixed so no two
+// different inputs can produce the same key.
+func planKey(tenant, session string, revision int, engine string, digests []string, program string) string {
+	var b strings.Builder
+	part := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	part(tenant)
+	part(session)
+	part(strconv.Itoa(revision))
+	part(engine)
+	for _, d := range digests {
+		part(d)
+	}
+	part(program)
+	return b.String()
+}
+
+// get returns a fresh copy of the cached plan for key, if any.
+func (c *planCache) get(key string) (*plan.Plan, bool) {
+	c.mu.Lock()
+	el, ok := c.byKey[key]
+	var raw []byte
+	if ok {
+		c.order.MoveToFront(el)
+		raw = el.Value.(*planEntry).plan
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	var p plan.Plan
+	if err := abi.Unmarshal(raw, &p); err != nil {
+		// Only our own encoder wrote raw; treat a failure as a miss.
+		return nil, false
+	}
+	return &p, true
+}
+
+// put stores p under key, evicting the least recently used plan when full.
+func (c *planCache) put(key string, p *plan.Plan) {
+	raw := p.AppendJSON(nil)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		el.Value.(*planEntry).plan = raw
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byKey[key] = c.order.PushFront(&planEntry{key: key, plan: raw})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.byKey, last.Value.(*planEntry).key)
+	}
+}
