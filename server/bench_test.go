@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -111,6 +114,37 @@ func BenchmarkDirectGet(b *testing.B) {
 	f := newFixture(b, server.Config{})
 	client := &http.Client{}
 	req, err := http.NewRequest("GET", f.backend.URL()+"/tracker/api/issues/iss-1", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.backend.Backend().TrackerToken())
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// BenchmarkReverseProxyGet is the same GET through a plain
+// httputil.ReverseProxy in front of the backend: the cost of any HTTP hop,
+// which BenchmarkRunGet is compared against.
+func BenchmarkReverseProxyGet(b *testing.B) {
+	f := newFixture(b, server.Config{})
+	target, err := url.Parse(f.backend.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	defer proxy.Close()
+	client := &http.Client{}
+	req, err := http.NewRequest("GET", proxy.URL+"/tracker/api/issues/iss-1", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
