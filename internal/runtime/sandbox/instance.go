@@ -34,10 +34,10 @@ type instance struct {
 	bufPtr, bufCap uint32
 
 	// gen is the tenant generation (module + limits) the instance was made
-	// for; catGen and loaded track which catalogs it holds.
-	gen    uint64
-	catGen uint64
-	loaded map[string]string // entry ID → digest of the loaded request
+	// for; loadGen and loaded track which loads it holds.
+	gen     uint64
+	loadGen uint64
+	loaded  map[string]string // load key → digest of what was applied
 
 	// lastUsed is the host tick of the instance's last release, for
 	// least-recently-used eviction under the global cap.

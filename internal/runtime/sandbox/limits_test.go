@@ -87,12 +87,13 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 // occupy starts a call on a looping guest that holds one instance of tn
-// until its CallTimeout, and returns once the call has its instance.
-func occupy(t *testing.T, tn *Tenant, busyBefore int) <-chan error {
+// until ctx ends (or its CallTimeout), and returns once the call has its
+// instance.
+func occupy(ctx context.Context, t *testing.T, tn *Tenant, busyBefore int) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := tn.Ping(context.Background(), []byte("hostile"))
+		_, err := tn.Ping(ctx, []byte("hostile"))
 		done <- err
 	}()
 	waitFor(t, "the looping call to take an instance", func() bool {
@@ -109,29 +110,39 @@ func TestQueueBounds(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("queue full", func(t *testing.T) {
+		// Deadlines no machine reaches: the looping call ends only when the
+		// test cancels it, so nothing here depends on speed.
 		tn := testHost.Tenant(t.Name(), TenantSpec{Module: loop, Limits: Limits{
-			MaxInstances: 1, MaxQueue: 1, QueueTimeout: time.Minute, CallTimeout: 500 * time.Millisecond}})
+			MaxInstances: 1, MaxQueue: 1, QueueTimeout: time.Hour, CallTimeout: time.Hour}})
 		defer tn.Close()
 		if _, err := tn.Ping(ctx, []byte("warm")); err != nil {
 			t.Fatal(err)
 		}
-		done := occupy(t, tn, 0)
+		loopCtx, endLoop := context.WithCancel(ctx)
+		defer endLoop()
+		done := occupy(loopCtx, t, tn, 0)
 		// One caller fits in the queue…
 		queued := make(chan error, 1)
 		go func() { _, err := tn.Ping(ctx, []byte("warm")); queued <- err }()
 		waitFor(t, "a queued caller", func() bool { return tn.Stats().Waiting == 1 })
-		// …the next is refused at once, with a hint.
-		start := time.Now()
+		// …the next is refused, with a hint, without waiting: the only
+		// instance is still looping and the first caller still queued.
 		_, err := tn.Ping(ctx, []byte("warm"))
 		var ce *CallError
 		if !errors.Is(err, ErrBusy) || !errors.As(err, &ce) || ce.RetryAfter <= 0 {
 			t.Fatalf("err = %#v, want ErrBusy with RetryAfter", err)
 		}
-		if took := time.Since(start); took > 200*time.Millisecond {
-			t.Fatalf("a full queue took %v to refuse", took)
+		select {
+		case err := <-done:
+			t.Fatalf("the looping call ended (%v) before the full queue refused: the refusal waited", err)
+		default:
 		}
-		if err := <-done; !errors.Is(err, ErrDeadline) {
-			t.Fatalf("looping call: %v", err)
+		if s := tn.Stats(); s.Waiting != 1 {
+			t.Fatalf("stats %+v: the queued caller should still be waiting", s)
+		}
+		endLoop()
+		if err := <-done; err == nil {
+			t.Fatal("looping call returned without an error")
 		}
 		if err := <-queued; err != nil {
 			t.Fatalf("queued call after the instance freed: %v", err)
@@ -140,18 +151,23 @@ func TestQueueBounds(t *testing.T) {
 
 	t.Run("queue timeout", func(t *testing.T) {
 		tn := testHost.Tenant(t.Name(), TenantSpec{Module: loop, Limits: Limits{
-			MaxInstances: 1, QueueTimeout: 50 * time.Millisecond, CallTimeout: time.Second}})
+			MaxInstances: 1, QueueTimeout: 50 * time.Millisecond, CallTimeout: time.Hour}})
 		defer tn.Close()
-		done := occupy(t, tn, 0)
+		loopCtx, endLoop := context.WithCancel(ctx)
+		defer endLoop()
+		done := occupy(loopCtx, t, tn, 0)
 		start := time.Now()
 		_, err := tn.Ping(ctx, []byte("warm"))
 		var ce *CallError
-		if !errors.Is(err, ErrBusy) || !errors.As(err, &ce) || ce.RetryAfter < 100*time.Millisecond || ce.RetryAfter > time.Second {
+		if !errors.Is(err, ErrBusy) || !errors.As(err, &ce) || ce.RetryAfter < 100*time.Millisecond || ce.RetryAfter > time.Hour {
 			t.Fatalf("err = %#v, want ErrBusy with a RetryAfter in [100ms, CallTimeout]", err)
 		}
-		if took := time.Since(start); took < 50*time.Millisecond || took > 50*time.Millisecond+deadlineMargin {
-			t.Fatalf("refused after %v, want about QueueTimeout", took)
+		// A queue timeout never fires early; how late it fires is the
+		// machine's business, so only the lower bound is asserted.
+		if took := time.Since(start); took < 50*time.Millisecond {
+			t.Fatalf("refused after %v, before the 50ms QueueTimeout", took)
 		}
+		endLoop()
 		<-done
 	})
 }
@@ -199,8 +215,10 @@ func TestGlobalCapNeverEvictsBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy := h.Tenant("busy", TenantSpec{Module: loop, Limits: Limits{CallTimeout: 500 * time.Millisecond}})
-	done := occupy(t, busy, 0)
+	busy := h.Tenant("busy", TenantSpec{Module: loop})
+	loopCtx, endLoop := context.WithCancel(ctx)
+	defer endLoop()
+	done := occupy(loopCtx, t, busy, 0)
 	other := h.Tenant("other", TenantSpec{Module: loop, Limits: Limits{QueueTimeout: 50 * time.Millisecond}})
 	_, err = other.Ping(ctx, []byte("x"))
 	var ce *CallError
@@ -210,8 +228,9 @@ func TestGlobalCapNeverEvictsBusy(t *testing.T) {
 	if got := rec.get(func(r *recorder) int { return r.busy[BusyGlobalCap] }); got != 1 {
 		t.Fatalf("busy[global_cap] = %d", got)
 	}
-	if err := <-done; !errors.Is(err, ErrDeadline) {
-		t.Fatal(err)
+	endLoop()
+	if err := <-done; err == nil {
+		t.Fatal("looping call returned without an error")
 	}
 	// With the slot free again, the other tenant gets it.
 	if _, err := other.Ping(ctx, []byte("x")); err != nil {
@@ -258,7 +277,7 @@ func TestSparePool(t *testing.T) {
 	ctx := context.Background()
 	waitFor(t, "the pool to fill", func() bool { return h.Stats().Spares == 2 })
 
-	tn := h.Tenant("fresh", TenantSpec{Module: engine, Catalogs: nil})
+	tn := h.Tenant("fresh", TenantSpec{Module: engine})
 	if _, err := tn.Ping(ctx, []byte("x")); err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func TestModuleCacheByDigest(t *testing.T) {
 
 func TestWarmPathReusesInstance(t *testing.T) {
 	ctx := context.Background()
-	tn := testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Catalogs: []*catalog.Catalog{testCatalog("gh")}})
+	tn := NewEngine(testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Loads: CatalogLoads([]*catalog.Catalog{testCatalog("gh")})}))
 	defer tn.Close()
 	if _, err := tn.Ping(ctx, []byte("warm-up")); err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestInputTooLarge(t *testing.T) {
 
 func TestGuestErrorPassthrough(t *testing.T) {
 	ctx := context.Background()
-	tn := testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Catalogs: []*catalog.Catalog{testCatalog("gh")}})
+	tn := NewEngine(testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Loads: CatalogLoads([]*catalog.Catalog{testCatalog("gh")})}))
 	defer tn.Close()
 	_, err := tn.Compile(ctx, &abi.CompileRequest{EntryID: "nope", Capability: "issue_get"})
 	var ae *abi.Error
@@ -169,7 +169,7 @@ func TestGuestErrorPassthrough(t *testing.T) {
 
 func TestCatalogsLoadAndReload(t *testing.T) {
 	ctx := context.Background()
-	tn := testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Catalogs: []*catalog.Catalog{testCatalog("gh")}})
+	tn := NewEngine(testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Loads: CatalogLoads([]*catalog.Catalog{testCatalog("gh")})}))
 	defer tn.Close()
 
 	// A loaded catalog reaches the op: the engine finds it, and only then
@@ -218,11 +218,11 @@ func TestConcurrentTenants(t *testing.T) {
 	const tenants, callers, calls = 3, 4, 20
 	var wg sync.WaitGroup
 	for i := range tenants {
-		tn := testHost.Tenant(fmt.Sprintf("%s-%d", t.Name(), i), TenantSpec{
-			Module:   testEngine,
-			Catalogs: []*catalog.Catalog{testCatalog(fmt.Sprintf("cat%d", i))},
-			Limits:   Limits{MaxInstances: 2},
-		})
+		tn := NewEngine(testHost.Tenant(fmt.Sprintf("%s-%d", t.Name(), i), TenantSpec{
+			Module: testEngine,
+			Loads:  CatalogLoads([]*catalog.Catalog{testCatalog(fmt.Sprintf("cat%d", i))}),
+			Limits: Limits{MaxInstances: 2},
+		}))
 		defer tn.Close()
 		for c := range callers {
 			wg.Go(func() {
@@ -312,7 +312,7 @@ func TestHostClose(t *testing.T) {
 
 func TestTypedHelpersReachTheEngine(t *testing.T) {
 	ctx := context.Background()
-	tn := testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Catalogs: []*catalog.Catalog{testCatalog("gh")}})
+	tn := NewEngine(testHost.Tenant(t.Name(), TenantSpec{Module: testEngine, Loads: CatalogLoads([]*catalog.Catalog{testCatalog("gh")})}))
 	defer tn.Close()
 
 	// The engine only gets to the catalog lookup after splitting the frame

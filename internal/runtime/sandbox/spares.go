@@ -2,7 +2,7 @@ package sandbox
 
 // The spare pool: per module, a few instances that are initialised but
 // have never served a tenant. A tenant's first call takes one instead of
-// instantiating on the request path, then loads the tenant's catalogs into
+// instantiating on the request path, then applies the tenant's loads (catalogs) to
 // it like into any fresh instance; a spare never holds tenant state before
 // it is handed over, and never returns to the pool afterwards.
 

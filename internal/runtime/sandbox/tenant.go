@@ -1,10 +1,7 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +10,6 @@ import (
 	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/model/catalog"
-	"github.com/plasmd/plasmd/internal/model/plan"
-	"github.com/plasmd/plasmd/internal/model/tape"
 )
 
 // Limits bound a tenant's instances and each call into them. Zero fields
@@ -68,14 +62,23 @@ func (l Limits) View() LimitsView {
 	}
 }
 
+// defaultCallTimeout and defaultQueueTimeout are variables only so that
+// this package's tests can give calls that are merely slow under -race on
+// a loaded machine deadlines they cannot reach; tests about deadlines set
+// their own.
+var (
+	defaultCallTimeout  = 2 * time.Second
+	defaultQueueTimeout = 5 * time.Second
+)
+
 // DefaultLimits returns the limits used for zero Limits fields.
 func DefaultLimits() Limits {
 	return Limits{
 		MemoryBytes:  64 << 20,
-		CallTimeout:  2 * time.Second,
+		CallTimeout:  defaultCallTimeout,
 		MaxInstances: 4,
 		MaxQueue:     64,
-		QueueTimeout: 5 * time.Second,
+		QueueTimeout: defaultQueueTimeout,
 		MaxInput:     8 << 20,
 		MaxOutput:    16 << 20,
 	}
@@ -115,9 +118,10 @@ func (l Limits) clamp(ceiling uint64) Limits {
 
 // TenantSpec configures a tenant's sandbox.
 type TenantSpec struct {
-	Module   *Module
-	Catalogs []*catalog.Catalog
-	Limits   Limits
+	Module *Module
+	// Loads are applied to every instance before its next call (see Load).
+	Loads  []Load
+	Limits Limits
 }
 
 // Tenant is one tenant's isolation domain: a pool of instances of its
@@ -133,11 +137,11 @@ type Tenant struct {
 	// gen changes with the module or limits; instances of an older gen are
 	// retired instead of reused.
 	gen uint64
-	// catalogs and catIndex are replaced, never mutated, so a snapshot can
-	// be read without the lock. catGen changes with them.
-	catalogs []catalogLoad
-	catIndex map[string]string
-	catGen   uint64
+	// loads and loadIndex are replaced, never mutated, so a snapshot can
+	// be read without the lock. loadGen changes with them.
+	loads     []Load
+	loadIndex map[string]string
+	loadGen   uint64
 
 	idle    []*instance
 	live    int
@@ -149,33 +153,24 @@ type Tenant struct {
 	avgCall time.Duration
 }
 
-// catalogLoad is a catalog ready to send: the encoded LoadCatalogRequest
-// and its digest, which is what instances compare to decide on a reload.
-type catalogLoad struct {
-	entryID string
-	digest  string
-	req     []byte
-	err     error
-}
-
 // snapshot is the tenant configuration one call runs with.
 type snapshot struct {
-	module   *Module
-	limits   Limits
-	gen      uint64
-	catalogs []catalogLoad
-	catGen   uint64
+	module  *Module
+	limits  Limits
+	gen     uint64
+	loads   []Load
+	loadGen uint64
 }
 
 // Tenant returns the sandbox of tenant id, creating it on first use and
-// applying spec each time: new catalogs are loaded lazily by each instance
+// applying spec each time: new loads are applied lazily by each instance
 // before its next call; a different module or different limits retire the
 // existing instances (idle ones now, busy ones when their call ends).
 func (h *Host) Tenant(id string, spec TenantSpec) *Tenant {
 	h.mu.Lock()
 	t := h.tenants[id]
 	if t == nil {
-		t = &Tenant{host: h, id: id, freed: make(chan struct{}), catIndex: map[string]string{}}
+		t = &Tenant{host: h, id: id, freed: make(chan struct{}), loadIndex: map[string]string{}}
 		if h.closed {
 			t.closed = true
 		} else {
@@ -191,7 +186,7 @@ func (h *Host) Tenant(id string, spec TenantSpec) *Tenant {
 func (t *Tenant) ID() string { return t.id }
 
 func (t *Tenant) configure(spec TenantSpec) {
-	loads := encodeCatalogs(spec.Catalogs)
+	loads := dedupeLoads(spec.Loads)
 	lim := spec.Limits.clamp(t.host.ceiling)
 	t.mu.Lock()
 	var retired []*instance
@@ -200,59 +195,33 @@ func (t *Tenant) configure(spec TenantSpec) {
 		t.gen++
 		retired = t.retireIdleLocked()
 	}
-	t.setCatalogsLocked(loads)
+	t.setLoadsLocked(loads)
 	t.signalLocked()
 	t.mu.Unlock()
 	t.discard(retired, DiscardReconfigure)
 }
 
-// SetCatalogs replaces the tenant's catalogs. Each instance loads new or
-// changed catalogs (by digest of their encoding) before its next call; an
-// instance holding a catalog that was removed is retired, so a removed
-// catalog is never visible again. Catalogs come from the host, so MaxInput
-// does not apply to them; MaxOutput and CallTimeout do.
-func (t *Tenant) SetCatalogs(cats []*catalog.Catalog) {
-	loads := encodeCatalogs(cats)
+// SetLoads replaces what every instance must hold. Each instance applies
+// new or changed loads (by digest) before its next call; an instance
+// holding a load that was removed is retired, so removed state is never
+// visible again. Loads come from the host, so MaxInput does not apply to
+// them; MaxOutput and CallTimeout do.
+func (t *Tenant) SetLoads(loads []Load) {
+	loads = dedupeLoads(loads)
 	t.mu.Lock()
-	t.setCatalogsLocked(loads)
+	t.setLoadsLocked(loads)
 	t.mu.Unlock()
 }
 
-func encodeCatalogs(cats []*catalog.Catalog) []catalogLoad {
-	loads := make([]catalogLoad, 0, len(cats))
-	seen := map[string]int{}
-	for _, c := range cats {
-		if c == nil {
-			continue
-		}
-		l := catalogLoad{entryID: c.EntryID}
-		l.req, l.err = json.Marshal(abi.LoadCatalogRequest{Catalog: c})
-		if l.err != nil {
-			l.err = fmt.Errorf("sandbox: encode catalog %q: %w", c.EntryID, l.err)
-		} else {
-			sum := sha256.Sum256(l.req)
-			l.digest = hex.EncodeToString(sum[:])
-		}
-		// A later catalog with the same entry ID replaces the earlier one.
-		if i, dup := seen[c.EntryID]; dup {
-			loads[i] = l
-			continue
-		}
-		seen[c.EntryID] = len(loads)
-		loads = append(loads, l)
-	}
-	return loads
-}
-
-func (t *Tenant) setCatalogsLocked(loads []catalogLoad) {
+func (t *Tenant) setLoadsLocked(loads []Load) {
 	index := make(map[string]string, len(loads))
 	for _, l := range loads {
-		index[l.entryID] = l.digest
+		index[l.Key] = l.Digest
 	}
-	if len(index) == len(t.catIndex) {
+	if len(index) == len(t.loadIndex) {
 		same := true
 		for id, d := range index {
-			if od, ok := t.catIndex[id]; !ok || od != d {
+			if od, ok := t.loadIndex[id]; !ok || od != d {
 				same = false
 				break
 			}
@@ -261,8 +230,8 @@ func (t *Tenant) setCatalogsLocked(loads []catalogLoad) {
 			return
 		}
 	}
-	t.catalogs, t.catIndex = loads, index
-	t.catGen++
+	t.loads, t.loadIndex = loads, index
+	t.loadGen++
 }
 
 // retireIdleLocked removes every idle instance from the pool; the caller
@@ -365,7 +334,7 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 			t.mu.Unlock()
 			return nil, snapshot{}, t.callError(export, ErrClosed, "")
 		}
-		s := snapshot{module: t.module, limits: t.limits, gen: t.gen, catalogs: t.catalogs, catGen: t.catGen}
+		s := snapshot{module: t.module, limits: t.limits, gen: t.gen, loads: t.loads, loadGen: t.loadGen}
 		if s.module == nil {
 			t.mu.Unlock()
 			return nil, s, t.callError(export, ErrABI, "tenant has no module")
@@ -376,7 +345,7 @@ func (t *Tenant) acquire(ctx context.Context, export string) (*instance, snapsho
 			t.idle[n-1] = nil
 			t.idle = t.idle[:n-1]
 			fresh := in.gen == t.gen
-			if fresh && !in.holdsRemoved(t.catIndex, t.catGen) {
+			if fresh && !in.holdsRemoved(t.loadIndex, t.loadGen) {
 				t.mu.Unlock()
 				t.discard(stale, DiscardReconfigure)
 				t.discard(removed, DiscardCatalog)
@@ -534,10 +503,10 @@ func (t *Tenant) busyError(export string, hint time.Duration, detail string) *Ca
 	return e
 }
 
-// holdsRemoved reports whether the instance has a catalog loaded that is no
+// holdsRemoved reports whether the instance holds a load that is no
 // longer the tenant's.
-func (in *instance) holdsRemoved(index map[string]string, catGen uint64) bool {
-	if in.catGen == catGen {
+func (in *instance) holdsRemoved(index map[string]string, loadGen uint64) bool {
+	if in.loadGen == loadGen {
 		return false
 	}
 	for id := range in.loaded {
@@ -591,37 +560,37 @@ func (t *Tenant) failed(export string, f *failure) *CallError {
 	return t.callError(export, f.kind, f.detail)
 }
 
-// syncCatalogs loads the snapshot's new or changed catalogs into in.
-func (t *Tenant) syncCatalogs(ctx context.Context, in *instance, s snapshot) (keep bool, err error) {
-	if in.catGen == s.catGen {
+// syncLoads applies the snapshot's new or changed loads to in.
+func (t *Tenant) syncLoads(ctx context.Context, in *instance, s snapshot) (keep bool, err error) {
+	if in.loadGen == s.loadGen {
 		return true, nil
 	}
-	for _, c := range s.catalogs {
-		if c.err != nil {
-			return true, &abi.Error{Code: abi.CodeCatalog, Message: c.err.Error()}
+	for _, l := range s.loads {
+		if l.Err != nil {
+			return true, &abi.Error{Code: abi.CodeCatalog, Message: l.Err.Error()}
 		}
-		if in.loaded[c.entryID] == c.digest {
+		if in.loaded[l.Key] == l.Digest {
 			continue
 		}
-		status, out, f := in.invoke(ctx, abi.ExportLoadCatalog, c.req, nil, s.limits)
+		status, out, f := in.invoke(ctx, l.Export, l.Payload, nil, s.limits)
 		if f != nil {
-			return !f.discard, t.failed(abi.ExportLoadCatalog, f)
+			return !f.discard, t.failed(l.Export, f)
 		}
 		switch status {
 		case abi.StatusOK:
-			in.loaded[c.entryID] = c.digest
+			in.loaded[l.Key] = l.Digest
 		case abi.StatusError:
 			ae, err := decodeGuestError(out)
 			if err != nil {
-				return false, t.callError(abi.ExportLoadCatalog, ErrABI, err.Error())
+				return false, t.callError(l.Export, ErrABI, err.Error())
 			}
-			ae.Message = fmt.Sprintf("load catalog %q: %s", c.entryID, ae.Message)
+			ae.Message = fmt.Sprintf("load %s: %s", l.Name, ae.Message)
 			return true, ae
 		default:
-			return false, t.callError(abi.ExportLoadCatalog, ErrABI, fmt.Sprintf("unknown status byte %#x", status))
+			return false, t.callError(l.Export, ErrABI, fmt.Sprintf("unknown status byte %#x", status))
 		}
 	}
-	in.catGen = s.catGen
+	in.loadGen = s.loadGen
 	return true, nil
 }
 
@@ -637,7 +606,7 @@ func decodeGuestError(b []byte) (*abi.Error, error) {
 }
 
 // do runs one op: it checks the input size, takes an instance, brings its
-// catalogs up to date, writes head+body as the request and hands the
+// loads up to date, writes head+body as the request and hands the
 // response (a view into guest memory, valid only during use) to use.
 func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use func([]byte) error) (err error) {
 	start := time.Now()
@@ -664,7 +633,7 @@ func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use f
 	began := time.Now()
 	defer func() { t.release(in, keep, time.Since(began)) }()
 
-	if keep, err = t.syncCatalogs(ctx, in, s); err != nil {
+	if keep, err = t.syncLoads(ctx, in, s); err != nil {
 		return err
 	}
 	status, out, f := in.invoke(ctx, export, head, body, s.limits)
@@ -708,86 +677,4 @@ func (t *Tenant) Call(ctx context.Context, export string, input []byte) ([]byte,
 // Ping echoes msg through the guest; it measures the cost of a round trip.
 func (t *Tenant) Ping(ctx context.Context, msg []byte) ([]byte, error) {
 	return t.Call(ctx, abi.ExportPing, msg)
-}
-
-// Plan parses, checks and plans a program.
-func (t *Tenant) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, error) {
-	head := *req
-	head.Symbols = nil
-	var symbols []byte
-	if req.Symbols != nil {
-		var err error
-		if symbols, err = json.Marshal(req.Symbols); err != nil {
-			return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode symbol map: " + err.Error()}
-		}
-		sum := sha256.Sum256(symbols)
-		head.SymbolsDigest = hex.EncodeToString(sum[:16])
-	}
-	frame, err := abi.AppendFrame(nil, &head, nil)
-	if err != nil {
-		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
-	}
-	var p plan.Plan
-	if err := t.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// Compile builds the backend request of one capability call.
-func (t *Tenant) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
-	var r abi.CompiledRequest
-	if err := t.jsonCall(ctx, abi.ExportCompile, req, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-// Decode turns a backend response body into rows. A successful JSON body is
-// tokenised into a tape first; any other body is written into the guest
-// straight from the caller's slice.
-func (t *Tenant) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
-	// A successful JSON body is tokenised here, natively, and travels as a
-	// tape: the guest then builds values instead of scanning bytes (see
-	// guest/tape). Anything else goes raw so the guest reports it exactly.
-	r := *req
-	payload := body
-	if r.Status >= 200 && r.Status <= 299 && len(bytes.TrimSpace(body)) > 0 {
-		if tp, err := tape.AppendJSON(nil, body); err == nil {
-			payload, r.Tape = tp, true
-		}
-	}
-	head, err := abi.AppendFrame(nil, &r, nil)
-	if err != nil {
-		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode decode request: " + err.Error()}
-	}
-	var out abi.DecodeResponse
-	if err := t.do(ctx, abi.ExportDecode, head, payload, func(b []byte) error {
-		if !r.Tape {
-			return abi.Unmarshal(b, &out)
-		}
-		h, rows, err := abi.SplitFrame(b)
-		if err != nil {
-			return err
-		}
-		var th abi.DecodeTapeHeader
-		if err := abi.Unmarshal(h, &th); err != nil {
-			return err
-		}
-		out.Next = th.Next
-		out.Table.Columns, out.Table.Rows, err = tape.DecodeTable(rows)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-func (t *Tenant) jsonCall(ctx context.Context, export string, req, resp any) error {
-	in, err := json.Marshal(req)
-	if err != nil {
-		// The guest would have refused it the same way.
-		return &abi.Error{Code: abi.CodeBadRequest, Message: "encode " + export + " request: " + err.Error()}
-	}
-	return t.do(ctx, export, in, nil, func(b []byte) error { return abi.Unmarshal(b, resp) })
 }

@@ -62,7 +62,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		exec:      o.Exec,
 		store:     o.Store,
 		limits:    o.Limits,
-		sandboxes: map[string]*sandbox.Tenant{},
+		sandboxes: map[string]*sandbox.Engine{},
 		vendors:   vend,
 		plans:     newPlanCache(planCacheSize),
 	}, nil

@@ -42,7 +42,7 @@ type Service struct {
 	plans    *planCache
 
 	mu        sync.Mutex
-	sandboxes map[string]*sandbox.Tenant
+	sandboxes map[string]*sandbox.Engine
 	// Lock order: logical → execute → reuse.
 	logicalLocks, reuseLocks, executeLocks stripedLocks
 }
@@ -63,17 +63,17 @@ func (s Seed) name() string {
 
 // sandboxFor returns the tenant's sandbox, creating it on first use with
 // the catalogs the tenant may see. Sandboxes are never shared across tenants.
-func (s *Service) sandboxFor(t *tenant.Tenant) *sandbox.Tenant {
+func (s *Service) sandboxFor(t *tenant.Tenant) *sandbox.Engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sb, ok := s.sandboxes[t.ID]; ok {
 		return sb
 	}
-	sb := s.host.Tenant(t.ID, sandbox.TenantSpec{
-		Module:   s.engine,
-		Catalogs: s.registry.Visible(t.Allows),
-		Limits:   t.Limits.Apply(s.limits),
-	})
+	sb := sandbox.NewEngine(s.host.Tenant(t.ID, sandbox.TenantSpec{
+		Module: s.engine,
+		Loads:  sandbox.CatalogLoads(s.registry.Visible(t.Allows)),
+		Limits: t.Limits.Apply(s.limits),
+	}))
 	s.sandboxes[t.ID] = sb
 	return sb
 }

@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/model/tape"
+)
+
+// Engine is the client of the standard engine module over one tenant's
+// instance pool: it turns plan, compile and decode requests into ABI calls
+// and keeps the tenant's catalogs loaded in every instance. The pool it
+// embeds (Tenant: limits, queueing, stats, Close) knows nothing of
+// catalogs or plans; vendor modules use a pool directly.
+type Engine struct {
+	*Tenant
+}
+
+// NewEngine returns the engine client over pool, whose module must be the
+// standard engine.
+func NewEngine(pool *Tenant) *Engine { return &Engine{Tenant: pool} }
+
+// SetCatalogs replaces the catalogs every instance holds (see
+// Tenant.SetLoads for when they are loaded and retired).
+func (e *Engine) SetCatalogs(cats []*catalog.Catalog) { e.Tenant.SetLoads(CatalogLoads(cats)) }
+
+// CatalogLoads encodes catalogs as loads for the engine's
+// plasm_load_catalog, keyed by entry id and digested by their encoding.
+func CatalogLoads(cats []*catalog.Catalog) []Load {
+	loads := make([]Load, 0, len(cats))
+	for _, c := range cats {
+		if c == nil {
+			continue
+		}
+		l := Load{Key: c.EntryID, Name: fmt.Sprintf("catalog %q", c.EntryID), Export: abi.ExportLoadCatalog}
+		l.Payload, l.Err = json.Marshal(abi.LoadCatalogRequest{Catalog: c})
+		if l.Err != nil {
+			l.Err = fmt.Errorf("sandbox: encode catalog %q: %w", c.EntryID, l.Err)
+		} else {
+			sum := sha256.Sum256(l.Payload)
+			l.Digest = hex.EncodeToString(sum[:])
+		}
+		loads = append(loads, l)
+	}
+	return loads
+}
+
+// Plan parses, checks and plans a program.
+func (e *Engine) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, error) {
+	head := *req
+	head.Symbols = nil
+	var symbols []byte
+	if req.Symbols != nil {
+		var err error
+		if symbols, err = json.Marshal(req.Symbols); err != nil {
+			return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode symbol map: " + err.Error()}
+		}
+		sum := sha256.Sum256(symbols)
+		head.SymbolsDigest = hex.EncodeToString(sum[:16])
+	}
+	frame, err := abi.AppendFrame(nil, &head, nil)
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
+	}
+	var p plan.Plan
+	if err := e.Tenant.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Compile builds the backend request of one capability call.
+func (e *Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
+	var r abi.CompiledRequest
+	if err := e.jsonCall(ctx, abi.ExportCompile, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Decode turns a backend response body into rows. A successful JSON body is
+// tokenised into a tape first; any other body is written into the guest
+// straight from the caller's slice.
+func (e *Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
+	// A successful JSON body is tokenised here, natively, and travels as a
+	// tape: the guest then builds values instead of scanning bytes (see
+	// guest/tape). Anything else goes raw so the guest reports it exactly.
+	r := *req
+	payload := body
+	if r.Status >= 200 && r.Status <= 299 && len(bytes.TrimSpace(body)) > 0 {
+		if tp, err := tape.AppendJSON(nil, body); err == nil {
+			payload, r.Tape = tp, true
+		}
+	}
+	head, err := abi.AppendFrame(nil, &r, nil)
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode decode request: " + err.Error()}
+	}
+	var out abi.DecodeResponse
+	if err := e.Tenant.do(ctx, abi.ExportDecode, head, payload, func(b []byte) error {
+		if !r.Tape {
+			return abi.Unmarshal(b, &out)
+		}
+		h, rows, err := abi.SplitFrame(b)
+		if err != nil {
+			return err
+		}
+		var th abi.DecodeTapeHeader
+		if err := abi.Unmarshal(h, &th); err != nil {
+			return err
+		}
+		out.Next = th.Next
+		out.Table.Columns, out.Table.Rows, err = tape.DecodeTable(rows)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (e *Engine) jsonCall(ctx context.Context, export string, req, resp any) error {
+	in, err := json.Marshal(req)
+	if err != nil {
+		// The guest would have refused it the same way.
+		return &abi.Error{Code: abi.CodeBadRequest, Message: "encode " + export + " request: " + err.Error()}
+	}
+	return e.Tenant.do(ctx, export, in, nil, func(b []byte) error { return abi.Unmarshal(b, resp) })
+}
