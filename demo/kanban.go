@@ -235,6 +235,19 @@ func connectionOf[R, T any](rows []R, args map[string]any, view func(R) T) (*kCo
 // has no cycles (an Issue's team does not list issues), so query depth is
 // bounded by the schema itself.
 func newKanbanSchema(s *kanbanStore, now func() time.Time) (graphql.Schema, error) {
+	t := newKanbanTypes()
+	return graphql.NewSchema(graphql.SchemaConfig{Query: kanbanQuery(s, t), Mutation: kanbanMutation(s, t, now)})
+}
+
+// kanbanTypes are the schema's object types and argument helpers.
+type kanbanTypes struct {
+	team, user, issue *graphql.Object
+	connection        func(name string, node *graphql.Object) *graphql.Object
+	pageArgs          func(extra graphql.FieldConfigArgument) graphql.FieldConfigArgument
+	idArg             graphql.FieldConfigArgument
+}
+
+func newKanbanTypes() kanbanTypes {
 	team := graphql.NewObject(graphql.ObjectConfig{Name: "Team", Fields: graphql.Fields{
 		"id":   &graphql.Field{Type: graphql.NewNonNull(graphql.ID)},
 		"key":  &graphql.Field{Type: graphql.NewNonNull(graphql.String)},
@@ -277,7 +290,13 @@ func newKanbanSchema(s *kanbanStore, now func() time.Time) (graphql.Schema, erro
 	}
 	idArg := graphql.FieldConfigArgument{"id": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.ID)}}
 
-	query := graphql.NewObject(graphql.ObjectConfig{Name: "Query", Fields: graphql.Fields{
+	return kanbanTypes{team: team, user: user, issue: issue, connection: connection, pageArgs: pageArgs, idArg: idArg}
+}
+
+// kanbanQuery is the board's read side: paged lists and gets by id.
+func kanbanQuery(s *kanbanStore, t kanbanTypes) *graphql.Object {
+	team, user, issue, connection, pageArgs, idArg := t.team, t.user, t.issue, t.connection, t.pageArgs, t.idArg
+	return graphql.NewObject(graphql.ObjectConfig{Name: "Query", Fields: graphql.Fields{
 		"teams": &graphql.Field{
 			Type: graphql.NewNonNull(connection("TeamConnection", team)),
 			Args: pageArgs(nil),
@@ -346,8 +365,12 @@ func newKanbanSchema(s *kanbanStore, now func() time.Time) (graphql.Schema, erro
 			},
 		},
 	}})
+}
 
-	mutation := graphql.NewObject(graphql.ObjectConfig{Name: "Mutation", Fields: graphql.Fields{
+// kanbanMutation is the board's write side: creating an issue.
+func kanbanMutation(s *kanbanStore, t kanbanTypes, now func() time.Time) *graphql.Object {
+	issue := t.issue
+	return graphql.NewObject(graphql.ObjectConfig{Name: "Mutation", Fields: graphql.Fields{
 		"createIssue": &graphql.Field{
 			Type: issue,
 			Args: graphql.FieldConfigArgument{
@@ -395,7 +418,6 @@ func newKanbanSchema(s *kanbanStore, now func() time.Time) (graphql.Schema, erro
 			},
 		},
 	}})
-	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Mutation: mutation})
 }
 
 // checkNesting rejects queries whose bracket nesting exceeds limit, ignoring
