@@ -143,7 +143,7 @@ func buildGuest(t *testing.T, pkg string) []byte {
 }
 
 func TestVendorModuleRefusals(t *testing.T) {
-	badVersion := buildGuest(t, "./runtime/sandbox/testdata/guests/badversion")
+	badVersion := buildGuest(t, "./internal/runtime/sandbox/testdata/guests/badversion")
 	sumOf := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
 	f := newVendorFixture(t, "", func(ledger *catalog.Catalog) ([]*catalog.Catalog, map[string][]byte) {
