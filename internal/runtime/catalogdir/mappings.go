@@ -73,6 +73,7 @@ func ctxOr(ctx, dflt string) string {
 
 func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catalog.Mapping {
 	name := key.Value
+	errsBefore := len(l.errs) + l.dropped
 	l.later(func() {
 		if l.cat.Capabilities[name] == nil && !l.broken["capability:"+name] {
 			p.errorf(key, "%s: mapping for %s", ctx, p.unknownRefOf("capability", name, "", l.capNames))
@@ -129,6 +130,9 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 		})
 	}
 	l.later(func() { l.checkPathVars(p, o.sub("path"), name, m, varNodes) })
+	if len(l.errs)+l.dropped == errsBefore { // a broken mapping's variables are noise
+		l.later(func() { l.checkExprVars(p, name, o) })
+	}
 	return m
 }
 
