@@ -21,6 +21,18 @@ import (
 // tree is already bounded by the parser, this only keeps the walk cheap.
 const maxVarNodes = 10000
 
+// checkAnswers runs the checks of this file on one cleanly parsed mapping.
+func (l *loader) checkAnswers(p *parser, name string, o *object) {
+	l.checkExprVars(p, name, o)
+	if rn := o.val("response"); rn != nil && rn.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(rn.Content); i += 2 {
+			if rn.Content[i].Value == "example" {
+				l.checkExample(p, o.sub("response")+".example", name, rn.Content[i+1])
+			}
+		}
+	}
+}
+
 // checkExprVars requires that every {type: var} and {exists: …} in a
 // mapping's query, body and headers names a variable the capability's
 // environment can define (see varsOf).
@@ -148,4 +160,90 @@ func listUpTo(xs []string, n int) string {
 		return strings.Join(xs[:n], ", ") + ", …"
 	}
 	return strings.Join(xs, ", ")
+}
+
+// checkExample holds a mapping's response shape against the sample body
+// its response declares under example: items_path (or single) must reach
+// the rows in it, and every field the capability provides (or, without
+// provides, every required field) must be found at its path in at least
+// one example row. Otherwise the list would decode as "0 rows" with a
+// bogus handle, or a column would stay blank without a word.
+func (l *loader) checkExample(p *parser, ctx, name string, n *yaml.Node) {
+	cp := l.cat.Capabilities[name]
+	m := l.cat.Mappings[name]
+	if cp == nil || m == nil || m.Response == nil {
+		return
+	}
+	ent := l.cat.Entities[cp.Entity]
+	var body any
+	if err := n.Decode(&body); err != nil {
+		p.errorf(n, "%s: %v", ctx, err)
+		return
+	}
+	r := m.Response
+	at, ok := walkKeys(body, r.ItemsPath)
+	if !ok {
+		p.errorf(n, "%s: items_path %v reaches nothing in the example, so every answer would decode as no rows (check items_path against the backend's response)", ctx, r.ItemsPath)
+		return
+	}
+	var rows []any
+	switch v := at.(type) {
+	case []any:
+		rows = v
+	case map[string]any:
+		if !r.Single {
+			p.errorf(n, "%s: items_path %v reaches an object, not a list, in the example; say single: true or point items_path at the list", ctx, r.ItemsPath)
+			return
+		}
+		rows = []any{v}
+	default:
+		p.errorf(n, "%s: items_path %v reaches %T in the example, not rows", ctx, r.ItemsPath, at)
+		return
+	}
+	if ent == nil || len(rows) == 0 {
+		return
+	}
+	want := cp.Provides
+	if len(want) == 0 {
+		for _, f := range ent.FieldOrder {
+			if fd := ent.Fields[f]; fd != nil && fd.Required {
+				want = append(want, f)
+			}
+		}
+	}
+	for _, f := range want {
+		fd := ent.Fields[f]
+		if fd == nil {
+			continue
+		}
+		path := fd.Path
+		if len(path) == 0 {
+			path = []string{f}
+		}
+		if !slices.ContainsFunc(rows, func(row any) bool {
+			if r.ItemInnerKey != "" {
+				row, _ = walkKeys(row, []string{r.ItemInnerKey})
+			}
+			_, found := walkKeys(row, path)
+			return found
+		}) {
+			p.errorf(n, "%s: field %s (path %s) is in none of the example's rows, so its column would always be blank (fix the field's path or provides)",
+				ctx, f, strings.Join(path, "."))
+		}
+	}
+}
+
+// walkKeys follows object keys from v; a key present with a null value
+// counts as found.
+func walkKeys(v any, path []string) (any, bool) {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
 }
