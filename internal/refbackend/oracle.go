@@ -18,6 +18,10 @@ type Program struct {
 	Hop     string // relation name, or ""
 	Post    []Step // postfix steps after the hop (or on the root)
 	Project []string
+	// Bind writes the query as a binding and the rest on the next line
+	// (b = Post{…} ⏎ b.sort(…)…), which plans the steps as nodes over a
+	// bound list rather than on the query itself.
+	Bind bool
 }
 
 // Pred is one predicate in braces.
@@ -62,6 +66,9 @@ var entities = map[string]entityInfo{
 // String renders p in plasmd's language.
 func (p Program) String() string {
 	var b strings.Builder
+	if p.Bind {
+		b.WriteString("b = ")
+	}
 	b.WriteString(p.Entity)
 	if len(p.Preds) > 0 {
 		parts := make([]string, len(p.Preds))
@@ -69,6 +76,9 @@ func (p Program) String() string {
 			parts[i] = pr.Field + pr.Op + literal(pr.Value)
 		}
 		b.WriteString("{" + strings.Join(parts, ", ") + "}")
+	}
+	if p.Bind {
+		b.WriteString("\nb")
 	}
 	writeSteps(&b, p.Pre)
 	if p.Hop != "" {
@@ -278,7 +288,7 @@ func applySteps(rows []map[string]any, steps []Step) []map[string]any {
 // Generate draws a program from r over d's values.
 func GenerateProgram(r *rand.Rand, d *Data) Program {
 	names := []string{"Author", "Post", "Post", "Comment"}
-	p := Program{Entity: names[r.IntN(len(names))]}
+	p := Program{Entity: names[r.IntN(len(names))], Bind: r.IntN(4) == 0}
 	info := entities[p.Entity]
 	for range r.IntN(3) {
 		p.Preds = append(p.Preds, genPred(r, d, p.Entity))
