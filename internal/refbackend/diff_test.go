@@ -85,7 +85,7 @@ func newEnv(t testing.TB) *env {
 		cats = append(cats, cat)
 	}
 	// Retries of 429/503 wait a millisecond, not the backend's Retry-After.
-	cfg := server.Config{CacheDir: testCacheDir(), Egress: egress.Limits{MaxRetryWait: time.Millisecond}}
+	cfg := server.Config{CacheDir: testCacheDir(), Egress: egress.Limits{MaxRetryWait: time.Millisecond}, Limits: patientLimits()}
 	app, err := server.New(context.Background(), cfg, cats)
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +109,15 @@ func newEnv(t testing.TB) *env {
 		e.sessions[c.entry] = resp.Header.Get("Location")
 	}
 	return e
+}
+
+// patientLimits are the default sandbox limits with deadlines no loaded
+// CI machine reaches: these tests are about answers, not speed.
+func patientLimits() server.Limits {
+	l := server.DefaultLimits()
+	l.CallTimeout = time.Minute
+	l.QueueTimeout = time.Minute
+	return l
 }
 
 // answer is one run's outcome: the first root's rows and handle, or a
