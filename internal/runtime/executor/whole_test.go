@@ -137,3 +137,32 @@ func TestBackendErrorRedactsCredential(t *testing.T) {
 		t.Fatal("message without auth changed")
 	}
 }
+
+// A delete answers with one explicit "deleted" row per id, whatever (often
+// nothing) the backend returned; for-each deletes first read the whole
+// receiver list.
+func TestDeleteAnswersDeleted(t *testing.T) {
+	e := &fakeEngine{caps: map[string]backendFunc{
+		"list_repos": twoRepoPages,
+		"del_repo":   static([]string{"id", "name"}),
+	}}
+	one := plan.Node{ID: 0, Op: plan.OpMutate, Kind: "delete", Effect: plan.EffectWrite, EntryID: entry, Entity: "Repo", Capability: "del_repo", Input: -1, Args: map[string]any{"id": 3.0}}
+	res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{one}, Roots: roots(0)}, env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (abi.Table{Columns: []string{"id", "deleted"}, Rows: [][]any{{3.0, true}}}); !reflect.DeepEqual(res.Roots[0].Table, want) {
+		t.Fatalf("delete answered %v, want %v", res.Roots[0].Table, want)
+	}
+	each := plan.Node{ID: 1, Op: plan.OpMutate, Kind: "delete", Effect: plan.EffectWrite, EntryID: entry, Entity: "Repo", Capability: "del_repo", Input: 0, ForEach: &plan.Bind{Var: "id", Field: "id"}}
+	res, err = New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{fetch(0, "list_repos", "Repo"), each}, Roots: roots(1)}, env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0, 2.0, 3.0, 4.0, 5.0, 6.0}) {
+		t.Fatalf("for-each delete over both pages answered ids %v", got)
+	}
+	if n := len(e.calls("del_repo")); n != 7 {
+		t.Fatalf("%d delete calls, want 1 + 6", n)
+	}
+}
