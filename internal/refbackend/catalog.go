@@ -156,6 +156,8 @@ func mappingsYAML(style string, pageSize int) string {
 		b.WriteString(restPaging(style, pageSize))
 		fmt.Fprintf(&b, "%s_get:\n  method: GET\n  path: [{type: literal, value: %s}, {type: var, name: id}]\n  response: single\n", ent, coll)
 		if ent == "post" {
+			b.WriteString("post_search:\n  method: GET\n  path: [{type: literal, value: posts}]\n  query:\n    type: object\n    fields:\n      - [q, {type: var, name: q}]\n")
+			b.WriteString(restPaging(style, pageSize))
 			b.WriteString("post_delete:\n  method: DELETE\n  path: [{type: literal, value: posts}, {type: var, name: id}]\n")
 			b.WriteString("post_create:\n  method: POST\n  path: [{type: literal, value: posts}]\n  body:\n    type: object\n    fields:\n" +
 				"      - [title, {type: var, name: title}]\n      - [authorId, {type: var, name: authorId}]\n      - [views, {type: var, name: views}]\n      - [status, {type: var, name: status}]\n  response: single\n")
@@ -231,6 +233,13 @@ func WriteCatalog(dir, entry, style, baseURL string, pageSize int) (string, erro
 		backend = strings.TrimSuffix(baseURL, "/")
 	}
 	del := `  post_delete: {kind: delete, entity: Post, description: Delete a post}
+  post_search:
+    kind: search
+    entity: Post
+    description: Find posts whose title has the words
+    parameters:
+      - {name: q, value_ref: title, required: true, role: search}
+    provides: [id, title, authorId, views, status]
   post_create:
     kind: create
     entity: Post

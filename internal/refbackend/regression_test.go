@@ -85,6 +85,27 @@ func TestIssueTable(t *testing.T) {
 	}
 }
 
+// TestSearchNeedsWords: Post~"" listed every post before; it is refused
+// before any call, and a search with words finds only matching posts.
+func TestSearchNeedsWords(t *testing.T) {
+	e := newEnv(t)
+	calls := e.backends["blog_offset"].Requests()
+	a := e.run(t, "blog_offset", `Post~""`)
+	detail, _ := a.problem["detail"].(string)
+	if a.status != http.StatusBadRequest || !strings.Contains(detail, "a search needs words") || e.backends["blog_offset"].Requests() != calls {
+		t.Fatalf(`Post~"": %d %v`, a.status, a.problem)
+	}
+	a = e.run(t, "blog_offset", `Post~"alpha"[id,title]`)
+	if a.status != http.StatusOK || len(a.rows) == 0 {
+		t.Fatalf(`Post~"alpha": %d %v`, a.status, a.problem)
+	}
+	for _, r := range a.rows {
+		if !strings.Contains(r["title"].(string), "alpha") {
+			t.Fatalf("search row without the word: %v", r)
+		}
+	}
+}
+
 // TestBudgetRefusal: a program whose lists need more pages than the run's
 // budget is refused with a run-budget problem naming the budget, what was
 // read and how to narrow, never answered from a prefix.

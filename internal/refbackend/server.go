@@ -238,6 +238,13 @@ func filter(rows []map[string]any, q map[string][]string) []map[string]any {
 			switch k {
 			case "offset", "limit", "page", "cursor":
 				continue
+			case "q": // search: every word in the title
+				for _, w := range strings.Fields(strings.ToLower(strings.Join(vs, " "))) {
+					if !strings.Contains(strings.ToLower(fmt.Sprint(row["title"])), w) {
+						keep = false
+					}
+				}
+				continue
 			}
 			if len(vs) == 0 || fmt.Sprint(row[k]) != vs[0] {
 				keep = false
