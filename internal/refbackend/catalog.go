@@ -116,11 +116,12 @@ func restPaging(style string, pageSize int) string {
       page: {counter: 1}
 `
 	case StyleCursor:
-		return `  response: {items_path: [data]}
+		return fmt.Sprintf(`  response: {items_path: [data]}
   pagination:
     params:
       cursor: {from_response: next_cursor}
-`
+      limit: {fixed: %d}
+`, pageSize)
 	case StyleLink:
 		return `  response: bare_list
   pagination:

@@ -30,20 +30,24 @@ const seed = 8
 // backendCase is one catalog over one reference server.
 type backendCase struct {
 	entry, style string
-	pageSize     int
+	pageSize     int // rows per page the server answers
+	ask          int // page size the catalog asks for (0: pageSize)
 }
 
 // cases cover every pagination style with page sizes that do not divide
 // the list lengths evenly (and one that does), plus a one-row-per-page
 // backend whose long lists exceed the default run budget.
 var cases = []backendCase{
-	{"blog_offset", refbackend.StyleOffset, 7},
-	{"blog_page", refbackend.StylePage, 10},
-	{"blog_cursor", refbackend.StyleCursor, 5},
-	{"blog_link", refbackend.StyleLink, 4},
-	{"blog_nexturl", refbackend.StyleNextURL, 9},
-	{"blog_graphql", refbackend.StyleGraphQL, 6},
-	{"blog_tiny", refbackend.StyleOffset, 1},
+	{"blog_offset", refbackend.StyleOffset, 7, 0},
+	{"blog_page", refbackend.StylePage, 10, 0},
+	{"blog_cursor", refbackend.StyleCursor, 5, 0},
+	{"blog_link", refbackend.StyleLink, 4, 0},
+	{"blog_nexturl", refbackend.StyleNextURL, 9, 0},
+	{"blog_graphql", refbackend.StyleGraphQL, 6, 0},
+	{"blog_tiny", refbackend.StyleOffset, 1, 0},
+	// Asks for 20 rows a page, gets 5: the cursor, not the short page,
+	// says when the list ends.
+	{"blog_capped", refbackend.StyleCursor, 5, 20},
 }
 
 // budgetPages is the run budget's default page count (executor.DefaultBudget).
@@ -74,7 +78,11 @@ func newEnv(t testing.TB) *env {
 		hs := httptest.NewServer(b)
 		t.Cleanup(hs.Close)
 		e.backends[c.entry] = b
-		p, err := refbackend.WriteCatalog(dir, c.entry, c.style, hs.URL, c.pageSize)
+		ask := c.ask
+		if ask == 0 {
+			ask = c.pageSize
+		}
+		p, err := refbackend.WriteCatalog(dir, c.entry, c.style, hs.URL, ask)
 		if err != nil {
 			t.Fatal(err)
 		}

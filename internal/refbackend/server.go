@@ -139,9 +139,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	list := filter(all, q)
 	switch style {
 	case StyleOffset:
-		off, lim := atoi(q.Get("offset"), 0), atoi(q.Get("limit"), s.pageSize)
+		// Like most APIs, the server caps the page size it was asked for.
+		off, lim := atoi(q.Get("offset"), 0), min(atoi(q.Get("limit"), s.pageSize), s.pageSize)
 		items := window(list, off, lim)
-		writeJSON(w, http.StatusOK, map[string]any{"items": items, "has_more": off+lim < len(list)})
+		writeJSON(w, http.StatusOK, map[string]any{"items": items, "has_more": off+len(items) < len(list)})
 	case StylePage:
 		pg := max(atoi(q.Get("page"), 1), 1)
 		last := max((len(list)+s.pageSize-1)/s.pageSize, 1)

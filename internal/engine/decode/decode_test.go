@@ -412,13 +412,14 @@ var decodeCases = []decodeCase{
 		next:  map[string]any{"cursor": "k2", "size": "10", "#page_size": int64(10)},
 	},
 	{
-		// A page shorter than the size asked for is the last one, whatever
-		// the stop field says (Plasm's short-page rule).
-		name:  "stop_when_absent_short_page_stops",
+		// The stop field and the cursor decide, not the page's length: a
+		// backend may cap pages below the size asked for.
+		name:  "stop_when_decides_over_short_page",
 		cap:   "issue_absent",
 		body:  `{"meta":{"cursor":"k2","more":true},"results":[{"id":"a"}]}`,
 		page:  map[string]any{"cursor": "k1"},
 		nrows: 1,
+		next:  map[string]any{"cursor": "k2", "size": "10", "#page_size": int64(1)},
 	},
 	{
 		name:  "stop_when_absent_stops",

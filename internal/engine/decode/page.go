@@ -23,11 +23,12 @@ import (
 // link_header and response_next_url end when no next URL is given;
 // stop_when ends it when its field says so. Beyond Plasm, a page also ends
 // the list when the backend showed there is nothing after it, so no handle
-// is offered that would only fetch an empty page: an empty page; a page
-// shorter than the page size the request asked for (a fixed size-like
-// parameter such as limit or per_page) or than the largest page seen
-// earlier in the same list (kept in the state under pageSizeKey); and a
-// Link header that names other pages but no rel="next".
+// is offered that would only fetch an empty page: an empty page; a Link
+// header that names other pages but no rel="next"; and, for counters with
+// no stop_when (nothing else tells), a page shorter than the page size the
+// request asked for (a fixed size-like parameter such as limit or
+// per_page) or than the largest page seen earlier in the same list (kept
+// in the state under pageSizeKey).
 func (d *decoder) next(get func(path []string) (any, bool), items int) (map[string]any, *abi.Error) {
 	p := d.m.Pagination
 	cur := cml.PageState(p, d.req.Page)
@@ -87,7 +88,7 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 		return nil, d.fail("declare the next URL field as a from_response parameter", "pagination location response_next_url has no from_response parameter")
 	}
 
-	if d.shortPage(cur, items) || linkSaysLast(header(d.req.Headers, "Link")) {
+	if linkSaysLast(header(d.req.Headers, "Link")) || (!d.hasEndSignal() && d.shortPage(cur, items)) {
 		return nil, nil
 	}
 	advances := false
@@ -140,6 +141,23 @@ const pageSizeKey = "#page_size"
 // sizeParamNames are the paging parameters Plasm reads as a page size when
 // they are fixed; the suffixes _size and _limit count too.
 var sizeParamNames = []string{"size", "limit", "per_page", "page_size", "pagesize", "maxresults", "max_results", "first", "$top", "top"}
+
+// hasEndSignal reports whether the backend says itself when a list ends:
+// a stop_when field or a cursor that runs out. The short-page rule is then
+// not applied, since a backend that caps the page size below what was
+// asked for would otherwise end every list after its first page.
+func (d *decoder) hasEndSignal() bool {
+	p := d.m.Pagination
+	if p.StopWhen != nil && p.StopWhen.Field != "" {
+		return true
+	}
+	for _, pp := range p.Params {
+		if pp.FromResponse != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // shortPage reports whether a page of items rows is shorter than a page of
 // this list can be: below the fixed page-size parameter the request sent,
