@@ -12,7 +12,7 @@ WASM_BUILD   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpat
 LEDGER_DIR   := demo/catalogs/ledger
 LEDGER_PKG   := ./guest/examples/signer
 
-.PHONY: engine check-engine modules check-modules build run test bench lint
+.PHONY: engine check-engine modules check-modules build run test bench lint diff
 
 engine:
 	$(WASM_BUILD) -o $(ENGINE_WASM) $(ENGINE_PKG)
@@ -60,8 +60,16 @@ run: build
 
 # test is what CI runs: formatting and vet, committed Wasm up to date, then
 # every test with the race detector.
-test: lint check-engine check-modules
+test: lint check-engine check-modules diff
 	$(GO) test -race -timeout 20m ./...
+
+# diff runs the differential test at full size: generated programs over the
+# reference backend (every pagination style, REST and GraphQL) must answer
+# exactly as the oracle does, or be refused by the run budget. Seeded and
+# reproducible; without -race, since it is sized in programs, not in time.
+DIFF_PROGRAMS ?= 2100
+diff:
+	PLASMD_DIFF_PROGRAMS=$(DIFF_PROGRAMS) $(GO) test -count=1 -timeout 15m -run 'TestDifferential' ./internal/refbackend/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

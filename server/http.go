@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
@@ -207,7 +208,7 @@ func (a *App) health(c echo.Context) error {
 
 func (a *App) registryList(c echo.Context) error {
 	t := tenantOf(c)
-	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": a.svc.Catalogs(t), "limits": a.svc.EffectiveLimits(t)})
+	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": a.svc.Catalogs(t), "limits": a.svc.EffectiveLimits(t), "run_budget": t.Limits.RunBudget()})
 }
 
 func (a *App) registryEntry(c echo.Context) error {
@@ -322,7 +323,7 @@ func (a *App) executeRun(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"plan": p, "verdict": p.Verdict, "summary": p.Summary})
+		return c.JSON(http.StatusOK, map[string]any{"plan": p, "verdict": p.Verdict, "summary": p.Summary, "reads": executor.Reads(p, t.Limits.RunBudget())})
 	}
 	format, err := negotiate(c.Request().Header.Get("Accept"))
 	if err != nil {

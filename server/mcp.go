@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
@@ -332,6 +333,9 @@ func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in program
 	}
 	for _, r := range p.Reasons {
 		fmt.Fprintf(&b, "review: %s\n", r)
+	}
+	for _, r := range executor.Reads(p, t.Limits.RunBudget()) {
+		fmt.Fprintf(&b, "reads: %s\n", r)
 	}
 	meta["verdict"] = p.Verdict
 	return withMeta(b.String(), meta, map[string]any{"plan": p}), nil, nil

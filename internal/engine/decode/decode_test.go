@@ -127,7 +127,7 @@ var decodeCases = []decodeCase{
 		body: `{"data":{"issues":{"nodes":[{"id":"a1","title":"Crash","number":12,"team":{"key":"ENG"}},{"id":"a2","title":"Slow","number":13}],"pageInfo":{"endCursor":"c2","hasNextPage":true}}}}`,
 		page: map[string]any{"after": "c1"},
 		rows: [][]any{{"a1", "Crash", int64(12), "ENG"}, {"a2", "Slow", int64(13), nil}},
-		next: map[string]any{"after": "c2"},
+		next: map[string]any{"after": "c2", "#page_size": int64(2)},
 	},
 	{
 		name:  "graphql_last_page",
@@ -294,7 +294,7 @@ var decodeCases = []decodeCase{
 		cap:   "pokemon_results",
 		body:  `{"results":` + pokemonList(20) + `}`,
 		nrows: 20,
-		next:  map[string]any{"offset": int64(20), "limit": float64(20)},
+		next:  map[string]any{"offset": int64(20), "limit": float64(20), "#page_size": int64(20)},
 	},
 	{
 		name:  "offset_next_from_json_state",
@@ -302,7 +302,7 @@ var decodeCases = []decodeCase{
 		page:  map[string]any{"offset": float64(20), "limit": float64(20)},
 		body:  `{"results":` + pokemonList(20) + `}`,
 		nrows: 20,
-		next:  map[string]any{"offset": int64(40), "limit": float64(20)},
+		next:  map[string]any{"offset": int64(40), "limit": float64(20), "#page_size": int64(20)},
 	},
 	{
 		name:  "offset_short_page_stops",
@@ -329,7 +329,7 @@ var decodeCases = []decodeCase{
 		cap:   "pokemon_pages",
 		body:  pokemonList(3),
 		nrows: 3,
-		next:  map[string]any{"page": int64(2)},
+		next:  map[string]any{"page": int64(2), "#page_size": int64(3)},
 	},
 	{
 		name:  "page_counter_max_stops",
@@ -339,12 +339,33 @@ var decodeCases = []decodeCase{
 		nrows: 3,
 	},
 	{
-		name:  "counter_default_step_is_page_size",
+		// As in Plasm, a counter without step grows by 1 per page.
+		name:  "counter_default_step_is_one",
 		cap:   "pokemon_offset_auto",
 		page:  map[string]any{"skip": json.Number("7")},
 		body:  pokemonList(4),
 		nrows: 4,
-		next:  map[string]any{"skip": int64(11)},
+		next:  map[string]any{"skip": int64(8), "#page_size": int64(4)},
+	},
+	{
+		name:  "counter_shorter_than_seen_page_stops",
+		cap:   "pokemon_offset_auto",
+		page:  map[string]any{"skip": json.Number("2"), "#page_size": float64(10)},
+		body:  pokemonList(4),
+		nrows: 4,
+	},
+	{
+		name:    "counter_link_header_without_next_stops",
+		cap:     "pokemon_offset_auto",
+		headers: map[string]string{"Link": `<http://x/posts?_page=1>; rel="first", <http://x/posts?_page=1>; rel="last"`},
+		body:    pokemonList(4),
+		nrows:   4,
+	},
+	{
+		name:  "offset_page_below_fixed_limit_stops",
+		cap:   "pokemon_results",
+		body:  `{"results":` + pokemonList(19) + `}`,
+		nrows: 19,
 	},
 	{
 		name:    "link_header_next",
@@ -385,10 +406,20 @@ var decodeCases = []decodeCase{
 	{
 		name:  "stop_when_absent_continues",
 		cap:   "issue_absent",
+		body:  `{"meta":{"cursor":"k2","more":true},"results":` + strings.Repeat(`[{"id":"a"}`, 1) + strings.Repeat(`,{"id":"b"}`, 9) + `]}`,
+		page:  map[string]any{"cursor": "k1"},
+		nrows: 10,
+		next:  map[string]any{"cursor": "k2", "size": "10", "#page_size": int64(10)},
+	},
+	{
+		// The stop field and the cursor decide, not the page's length: a
+		// backend may cap pages below the size asked for.
+		name:  "stop_when_decides_over_short_page",
+		cap:   "issue_absent",
 		body:  `{"meta":{"cursor":"k2","more":true},"results":[{"id":"a"}]}`,
 		page:  map[string]any{"cursor": "k1"},
 		nrows: 1,
-		next:  map[string]any{"cursor": "k2", "size": "10"},
+		next:  map[string]any{"cursor": "k2", "size": "10", "#page_size": int64(1)},
 	},
 	{
 		name:  "stop_when_absent_stops",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,17 +12,23 @@ import (
 	"github.com/plasmd/plasmd/internal/engine/cml"
 )
 
-// next computes the state of the page after this one, or nil when the list
-// is exhausted. items is the number of items this page carried; get reads
-// a path of object keys from the response document, as walk does.
+// next computes the state of the page after this one, or nil when the
+// backend indicated there are no more rows. items is the number of items
+// this page carried; get reads a path of object keys from the response
+// document, as walk does.
 //
-// A counter without step advances by items, the number of items the page
-// actually carried. That is right for offset/skip counters (the next page
-// starts where this one ended, whatever page size the backend chose) and
-// wrong for page-number counters, which must declare step: 1 — left at the
-// default, page=1 followed by 30 items would ask for page=31. A declared
-// step also stops the list on a short page (fewer than step items), which is
-// why offset counters with a known page size may set step too.
+// The rules are Plasm's: a counter starts at `counter` and grows by `step`,
+// default 1 (page=1, 2, 3 …; an offset counter declares step: <page size>);
+// a from_response cursor that is absent, empty or unchanged ends the list;
+// link_header and response_next_url end when no next URL is given;
+// stop_when ends it when its field says so. Beyond Plasm, a page also ends
+// the list when the backend showed there is nothing after it, so no handle
+// is offered that would only fetch an empty page: an empty page; a Link
+// header that names other pages but no rel="next"; and, for counters with
+// no stop_when (nothing else tells), a page shorter than the page size the
+// request asked for (a fixed size-like parameter such as limit or
+// per_page) or than the largest page seen earlier in the same list (kept
+// in the state under pageSizeKey).
 func (d *decoder) next(get func(path []string) (any, bool), items int) (map[string]any, *abi.Error) {
 	p := d.m.Pagination
 	cur := cml.PageState(p, d.req.Page)
@@ -37,8 +44,11 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 			return nil, nil
 		}
 	}
+	if items == 0 {
+		return nil, nil
+	}
 
-	next := make(map[string]any, len(names)+1)
+	next := make(map[string]any, len(names)+2)
 	for _, name := range names {
 		if pp := p.Params[name]; pp.Fixed != nil {
 			next[name] = pp.Fixed
@@ -78,6 +88,9 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 		return nil, d.fail("declare the next URL field as a from_response parameter", "pagination location response_next_url has no from_response parameter")
 	}
 
+	if linkSaysLast(header(d.req.Headers, "Link")) || (!d.hasEndSignal() && d.shortPage(cur, items)) {
+		return nil, nil
+	}
 	advances := false
 	for _, name := range names {
 		pp := p.Params[name]
@@ -88,12 +101,9 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 			if !ok {
 				return nil, d.fail("", "page state %q is not an integer", name)
 			}
-			if items == 0 || (pp.Step > 0 && int64(items) < pp.Step) {
-				return nil, nil
-			}
 			step := pp.Step
 			if step == 0 {
-				step = int64(items)
+				step = 1
 			}
 			n := at + step
 			if pp.Max > 0 && n > pp.Max {
@@ -118,7 +128,67 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 	if !advances {
 		return nil, nil
 	}
+	seen, _ := toInt64(cur[pageSizeKey])
+	next[pageSizeKey] = max(seen, int64(items))
 	return next, nil
+}
+
+// pageSizeKey is the page-state key remembering the largest page of a list
+// seen so far. It names no paging parameter (the compiler only sends
+// declared ones), and '#' cannot start a CML variable name.
+const pageSizeKey = "#page_size"
+
+// sizeParamNames are the paging parameters Plasm reads as a page size when
+// they are fixed; the suffixes _size and _limit count too.
+var sizeParamNames = []string{"size", "limit", "per_page", "page_size", "pagesize", "maxresults", "max_results", "first", "$top", "top"}
+
+// hasEndSignal reports whether the backend says itself when a list ends:
+// a stop_when field or a cursor that runs out. The short-page rule is then
+// not applied, since a backend that caps the page size below what was
+// asked for would otherwise end every list after its first page.
+func (d *decoder) hasEndSignal() bool {
+	p := d.m.Pagination
+	if p.StopWhen != nil && p.StopWhen.Field != "" {
+		return true
+	}
+	for _, pp := range p.Params {
+		if pp.FromResponse != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// shortPage reports whether a page of items rows is shorter than a page of
+// this list can be: below the fixed page-size parameter the request sent,
+// or below the largest page seen earlier in the list.
+func (d *decoder) shortPage(cur map[string]any, items int) bool {
+	for _, name := range cml.ParamNames(d.m.Pagination) {
+		pp := d.m.Pagination.Params[name]
+		if pp.Fixed == nil {
+			continue
+		}
+		low := strings.ToLower(name)
+		if !slices.Contains(sizeParamNames, low) && !strings.HasSuffix(low, "_size") && !strings.HasSuffix(low, "_limit") {
+			continue
+		}
+		if size, ok := toInt64(pp.Fixed); ok && size > 0 && int64(items) < size {
+			return true
+		}
+	}
+	seen, _ := toInt64(cur[pageSizeKey])
+	return int64(items) < seen
+}
+
+// linkSaysLast reports whether an RFC 8288 Link header describes the list
+// (first, prev or last links) without a next one: the backend's own word
+// that this is the last page, even when the catalog pages by counter.
+func linkSaysLast(h string) bool {
+	if strings.TrimSpace(h) == "" || nextLink(h) != "" {
+		return false
+	}
+	low := strings.ToLower(h)
+	return strings.Contains(low, "rel=") && (strings.Contains(low, "last") || strings.Contains(low, "prev") || strings.Contains(low, "first"))
 }
 
 func (d *decoder) prefixed(field string) []string {

@@ -19,6 +19,8 @@ type errCase struct {
 var errorCases = []errCase{
 	// lexing and symbols
 	{name: "empty", program: " \n\t\n", code: abi.CodeSyntax, line: 1, col: 1, msg: "empty program"},
+	{name: "empty_search", program: `Issue~""`, code: abi.CodeType, line: 1, col: 7, msg: "a search needs words", hint: `Issue~"some words"`},
+	{name: "blank_search", program: `Issue~"  "`, code: abi.CodeType, line: 1, col: 7, msg: "a search needs words"},
 	{name: "bare_dollar", program: `Issue{status=$}`, code: abi.CodeSyntax, line: 1, col: 14, msg: "fill-in cue", hint: "replace $"},
 	{name: "dotdot", program: `Issue.create(title="x", ..)`, code: abi.CodeSyntax, line: 1, col: 25, msg: "omitted optional parameters", hint: "remove `..`"},
 	{name: "dotdot_alone", program: `Issue("i1").update(..)`, code: abi.CodeSyntax, line: 1, col: 20, hint: "remove `..`"},

@@ -336,6 +336,9 @@ func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[
 		if err := set("id", v); err != nil {
 			return err
 		}
+		if err := p.checkID(x, args["id"], v.p); err != nil {
+			return err
+		}
 		if idf != "" && idf != "id" {
 			supplied[idf] = true
 			if usesVar(x.cat, run, idf) {
@@ -597,6 +600,10 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 		}
 		if ref != nil {
 			return cur{}, errAt(phrase.p, abi.CodeType, "a search phrase must be literal text", `write Entity~"words"`)
+		}
+		if text, ok := lit.(string); ok && strings.TrimSpace(text) == "" {
+			return cur{}, errAt(phrase.p, abi.CodeType, "a search needs words: "+x.name+`~""`+" names none",
+				`write `+x.name+`~"some words", or `+p.listHowTo(x))
 		}
 		args[phraseParam(best)] = lit
 	}
@@ -1226,6 +1233,9 @@ func (p *planner) checkValue(cat *catalog.Catalog, ref string, v any, at pos, wh
 	dom := cat.Values[ref]
 	if dom == nil || v == nil {
 		return nil
+	}
+	if err := p.checkTyped(cat, dom, v, at, what); err != nil {
+		return err
 	}
 	if l, ok := v.([]any); ok {
 		switch dom.Type {

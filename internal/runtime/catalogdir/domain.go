@@ -618,6 +618,7 @@ func (l *loader) parseCapability(p *parser, ctx string, key, val *yaml.Node) *ca
 	if n := o.val("provides"); n != nil {
 		cp.Provides = p.uniqueList(o.sub("provides"), n)
 		pctx := o.sub("provides")
+		l.later(func() { l.checkProvidesID(p, pctx, cp, n) })
 		l.later(func() {
 			ent := l.cat.Entities[cp.Entity]
 			if ent == nil || n.Kind != yaml.SequenceNode {

@@ -200,7 +200,7 @@ func linearWant() *catalog.Catalog {
 						}}},
 						catalog.ObjectKV{Key: "urgent", Value: &catalog.Expr{
 							Type: "if",
-							Cond: &catalog.Cond{Bool: v("urgent")},
+							Cond: &catalog.Cond{Bool: v("priority")},
 							Then: k(int64(1)),
 						}},
 					)},

@@ -18,7 +18,7 @@ var (
 	transports         = []string{"http", "graphql", "wasm"}
 	segmentTypes       = []string{"literal", "var"}
 	responseShorthands = []string{"single", "bare_list", "results_list", "items_list"}
-	responseKeys       = []string{"items", "items_path", "single", "item_inner_key"}
+	responseKeys       = []string{"items", "items_path", "single", "item_inner_key", "example"}
 	paginationKeys     = []string{"params", "location", "response_prefix", "stop_when"}
 	locations          = []string{"query", "body", "link_header", "response_next_url"}
 	pageParamKeys      = []string{"counter", "step", "max", "fixed", "from_response"}
@@ -73,6 +73,7 @@ func ctxOr(ctx, dflt string) string {
 
 func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catalog.Mapping {
 	name := key.Value
+	errsBefore := len(l.errs) + l.dropped
 	l.later(func() {
 		if l.cat.Capabilities[name] == nil && !l.broken["capability:"+name] {
 			p.errorf(key, "%s: mapping for %s", ctx, p.unknownRefOf("capability", name, "", l.capNames))
@@ -129,6 +130,9 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 		})
 	}
 	l.later(func() { l.checkPathVars(p, o.sub("path"), name, m, varNodes) })
+	if len(l.errs)+l.dropped == errsBefore { // a broken mapping's variables are noise
+		l.later(func() { l.checkAnswers(p, name, o) })
+	}
 	return m
 }
 

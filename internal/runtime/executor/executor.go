@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/runtime/egress"
 )
@@ -41,7 +42,10 @@ type Continuation struct {
 	Columns    []string       `json:"columns"`
 	Vars       map[string]any `json:"vars,omitempty"`
 	Page       map[string]any `json:"page"`
-	Filters    []plan.Pred    `json:"filters,omitempty"`
+	// Skip is how many rows of the page at Page were already returned: a
+	// page(handle, limit=n) that ends inside a page continues there.
+	Skip    int         `json:"skip,omitempty"`
+	Filters []plan.Pred `json:"filters,omitempty"`
 	// Transforms are the postfix steps the first page went through
 	// (.filter, .sort, projection, .limit); every later page gets them too,
 	// so page(handle) answers in the same shape.
@@ -65,6 +69,8 @@ type Env struct {
 	ResolvePage func(handle string) (*Continuation, error)
 	// Hooks maps entry_id to its catalog's vendor-module hooks (see Hooks).
 	Hooks map[string]*Hooks
+	// Budget bounds what the run may read (zero fields: DefaultBudget).
+	Budget Budget
 }
 
 // Limits bound one run.
@@ -174,9 +180,6 @@ func literalArgs(n *plan.Node) map[string]any {
 	return maps.Clone(n.Args)
 }
 
-// maxHopPages bounds how many pages a relation hop follows per parent row.
-const maxHopPages = 20
-
 // filterStep turns host-side filters into a transform, so they can ride
 // along in a continuation's transforms.
 func filterStep(preds []plan.Pred) []plan.Transform {
@@ -195,10 +198,15 @@ type BackendError struct {
 	Capability string
 	Status     int
 	Message    string // the guest's reading of the error body
+	RetryAfter string // the backend's Retry-After header, if any
 }
 
 func (e *BackendError) Error() string {
-	return fmt.Sprintf("%v: %s answered %d %s: %s", ErrBackend, e.Capability, e.Status, http.StatusText(e.Status), e.Message)
+	msg := fmt.Sprintf("%v: %s answered %d %s", ErrBackend, e.Capability, e.Status, http.StatusText(e.Status))
+	if d := e.Detail(); d != "" {
+		msg += ": " + d
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrBackend) hold.
@@ -239,6 +247,7 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 		states[i] = &nodeState{done: make(chan struct{})}
 	}
 	sem := make(chan struct{}, x.limits.Concurrency)
+	m, paged := newMeter(env.Budget), pagedNodes(p)
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
@@ -260,7 +269,7 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 				}
 			}
 			start := time.Now()
-			r := &run{x: x, env: env, sem: sem, states: states}
+			r := &run{x: x, env: env, sem: sem, states: states, meter: m, paged: paged}
 			st.table, st.next, st.err = r.node(ctx, n, &st.step)
 			st.step.Node, st.step.Op, st.step.Entity = n.ID, n.Op, n.Entity
 			st.step.Rows = len(st.table.Rows)
@@ -370,62 +379,16 @@ type run struct {
 	env    *Env
 	sem    chan struct{}
 	states []*nodeState
+	meter  *meter // the run's read budget
+	paged  []bool // per node: may answer one page with a continuation (pagedNodes)
 }
 
 func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *Continuation, error) {
 	switch n.Op {
 	case plan.OpFetch:
-		vars, err := r.vars(n)
-		if err != nil {
-			return abi.Table{}, nil, err
-		}
-		dec, _, err := r.call(ctx, n.EntryID, n.Capability, vars, nil, "", step)
-		if err != nil {
-			return abi.Table{}, nil, err
-		}
-		var next *Continuation
-		if dec.Next != nil {
-			next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: dec.Next, Filters: n.Filters, Transforms: n.Transforms}
-		}
-		t, limited, err := shapeLimited(dec.Table, n)
-		if limited {
-			next = nil
-		}
-		return t, next, err
+		return r.fetch(ctx, n, step)
 	case plan.OpPage:
-		if r.env.ResolvePage == nil || n.Page == nil {
-			return abi.Table{}, nil, errors.New("paging handles are not available in this session")
-		}
-		c, err := r.env.ResolvePage(n.Page.Handle)
-		if err != nil {
-			return abi.Table{}, nil, err
-		}
-		if c == nil {
-			return abi.Table{}, nil, fmt.Errorf("paging handle %s has no continuation", n.Page.Handle)
-		}
-		dec, _, err := r.call(ctx, c.EntryID, c.Capability, c.Vars, c.Page, "", step)
-		if err != nil {
-			return abi.Table{}, nil, err
-		}
-		var next *Continuation
-		if dec.Next != nil {
-			nc := *c
-			nc.Page = dec.Next
-			next = &nc
-		}
-		t, limited, err := shapeLimited(dec.Table, &plan.Node{Filters: c.Filters, Transforms: c.Transforms})
-		if err != nil {
-			return abi.Table{}, nil, err
-		}
-		if n.Page.Limit > 0 && len(t.Rows) > n.Page.Limit {
-			t.Rows = t.Rows[:n.Page.Limit]
-			limited = true
-		}
-		if limited {
-			next = nil // continuing would skip the rows cut here
-		}
-		t, err = shape(t, n)
-		return t, next, err
+		return r.page(ctx, n, step)
 	case plan.OpHop:
 		t, err := r.hop(ctx, n, step)
 		if err != nil {
@@ -498,14 +461,21 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 		return abi.Table{}, errors.New("hop without relation or input")
 	}
 	parents := r.states[n.Input].table
-	if len(parents.Rows) > r.x.limits.MaxFanOut {
-		return abi.Table{}, fmt.Errorf("%w: %d parent rows (max %d); narrow the source or add .limit(n)", ErrFanOut, len(parents.Rows), r.x.limits.MaxFanOut)
+	calls, err := hopParents(n, parents)
+	if err != nil {
+		return abi.Table{}, err
+	}
+	// Every parent called needs at least one read: refuse before the first
+	// call when they cannot all be read within the run's budget.
+	if err := r.meter.reserve(len(calls), n.Entity); err != nil {
+		return abi.Table{}, err
 	}
 	relation := ""
 	if n.Hop.Materialize == "from_parent_get" {
 		relation = n.Hop.Relation
 	}
-	t, err := r.fanOut(ctx, n, n.Hop.Capability, relation, len(parents.Rows), step, func(i int) (map[string]any, error) {
+	t, err := r.fanOut(ctx, n, n.Hop.Capability, relation, len(calls), step, func(i int) (map[string]any, error) {
+		i = calls[i]
 		vars := literalArgs(n)
 		for _, b := range n.Hop.Binds {
 			c := parents.Col(b.Field)
@@ -596,6 +566,9 @@ func (r *run) hydrate(ctx context.Context, n *plan.Node, step *Step) (abi.Table,
 	if len(todo) > r.x.limits.MaxFanOut {
 		return abi.Table{}, fmt.Errorf("%w: reading %d %s rows in full (max %d); add .limit(n) before asking for %s", ErrFanOut, len(todo), n.Entity, r.x.limits.MaxFanOut, strings.Join(h.Fields, ", "))
 	}
+	if err := r.meter.reserve(len(todo), n.Entity); err != nil {
+		return abi.Table{}, err
+	}
 	err := r.forEach(ctx, len(todo), func(ctx context.Context, k int) error {
 		row := t.Rows[todo[k]]
 		vars := literalArgs(n)
@@ -604,6 +577,9 @@ func (r *run) hydrate(ctx context.Context, n *plan.Node, step *Step) (abi.Table,
 				return nil // a row without its key cannot be read again
 			}
 			vars[b.Var] = row[binds[i]]
+		}
+		if err := r.meter.take(n.Entity); err != nil {
+			return err
 		}
 		dec, _, err := r.call(ctx, n.EntryID, n.Capability, vars, nil, "", step)
 		var be *BackendError
@@ -640,25 +616,21 @@ func (r *run) fanOut(ctx context.Context, n *plan.Node, capability, relation str
 		if err != nil || vars == nil {
 			return err
 		}
+		if n.Op == plan.OpHop {
+			// A relation is all of the parent's related rows, not the
+			// first page of them.
+			l, _, err := r.readList(ctx, n.EntryID, capability, n.Entity, vars, nil, 0, relation, step, nil)
+			if err != nil {
+				return err
+			}
+			tables[i] = l.table
+			return nil
+		}
 		dec, _, err := r.call(ctx, n.EntryID, capability, vars, nil, relation, step)
 		if err != nil {
 			return err
 		}
 		t := dec.Table
-		// A relation is all of the parent's related rows, not the first
-		// page of them: follow the list, within bounds.
-		for pages := 1; dec.Next != nil && n.Op == plan.OpHop; pages++ {
-			if pages >= maxHopPages {
-				return fmt.Errorf("relation %s has more than %d pages for one parent; query %s directly and use page(…)", n.Hop.Relation, maxHopPages, n.Entity)
-			}
-			if len(t.Rows) > r.x.limits.MaxRows {
-				return fmt.Errorf("relation %s yields more than %d rows for one parent; query %s directly and use page(…)", n.Hop.Relation, r.x.limits.MaxRows, n.Entity)
-			}
-			if dec, _, err = r.call(ctx, n.EntryID, capability, vars, dec.Next, relation, step); err != nil {
-				return err
-			}
-			t.Rows = append(t.Rows, reorder(dec.Table, t.Columns)...)
-		}
 		tables[i] = t
 		return nil
 	})
@@ -701,6 +673,9 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 		if err != nil {
 			return abi.Table{}, err
 		}
+		if n.Kind == catalog.KindDelete {
+			return deleted([]any{base["id"]}), nil
+		}
 		return dec.Table, nil
 	}
 	if n.Input < 0 {
@@ -721,11 +696,19 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 			return abi.Table{}, fmt.Errorf("receiver row %d has no %s; nothing was changed", i+1, n.ForEach.Field)
 		}
 	}
-	return r.fanOut(ctx, n, n.Capability, "", len(in.Rows), step, func(i int) (map[string]any, error) {
+	t, err := r.fanOut(ctx, n, n.Capability, "", len(in.Rows), step, func(i int) (map[string]any, error) {
 		vars := maps.Clone(base)
 		vars[n.ForEach.Var] = in.Rows[i][c]
 		return vars, nil
 	})
+	if err != nil || n.Kind != catalog.KindDelete {
+		return t, err
+	}
+	ids := make([]any, len(in.Rows))
+	for i, row := range in.Rows {
+		ids[i] = row[c]
+	}
+	return deleted(ids), nil
 }
 
 // forEach runs fn for 0..n-1 with the run's concurrency bound; the first
@@ -803,7 +786,8 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 	if err != nil {
 		var ae *abi.Error
 		if errors.As(err, &ae) && (resp.Status < 200 || resp.Status > 299) {
-			return nil, nil, &BackendError{Capability: capability, Status: resp.Status, Message: ae.Message}
+			msg := redactSecret(ae.Message, creq, r.secretsFor(entry))
+			return nil, nil, &BackendError{Capability: capability, Status: resp.Status, Message: msg, RetryAfter: resp.Headers.Get("Retry-After")}
 		}
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
 	}

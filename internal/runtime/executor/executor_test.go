@@ -139,10 +139,10 @@ func TestSortMixedKinds(t *testing.T) {
 	}
 }
 
+// A filtered list and a sorted view of it are whole lists: both read every
+// page (two here), and neither offers a continuation.
 func TestTransformNodeAndNext(t *testing.T) {
-	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
-		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()}, Next: map[string]any{"page": 2.0}}, nil
-	}}}
+	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": twoRepoPages}}
 	f := fetch(0, "list_repos", "Repo")
 	f.Args = map[string]any{"org": "acme"}
 	f.Columns = repoCols
@@ -153,32 +153,24 @@ func TestTransformNodeAndNext(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0, 3.0}) {
+	if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0, 3.0, 5.0}) {
 		t.Errorf("root 0 ids %v", got)
 	}
-	if got := column(res.Roots[1].Table, "id"); !reflect.DeepEqual(got, []any{3.0, 1.0}) {
+	if got := column(res.Roots[1].Table, "id"); !reflect.DeepEqual(got, []any{5.0, 3.0, 1.0}) {
 		t.Errorf("transform ids %v", got)
 	}
-	if len(e.calls("list_repos")) != 1 {
-		t.Errorf("transform re-fetched: %d calls", len(e.calls("list_repos")))
+	if len(e.calls("list_repos")) != 2 {
+		t.Errorf("list read with %d calls, want its 2 pages", len(e.calls("list_repos")))
 	}
-	want := &Continuation{EntryID: entry, Entity: "Repo", Capability: "list_repos", Columns: repoCols, Vars: map[string]any{"org": "acme"}, Page: map[string]any{"page": 2.0}, Filters: f.Filters}
-	// The sorted view's continuation sorts its later pages too.
-	wantSorted := *want
-	wantSorted.Transforms = []plan.Transform{{Kind: plan.TSort, Field: "stars"}}
 	for i, r := range res.Roots {
-		w := want
-		if i == 1 {
-			w = &wantSorted
-		}
-		if !reflect.DeepEqual(r.Next, w) {
-			t.Errorf("root %d Next = %+v, want %+v", i, r.Next, w)
+		if r.Next != nil {
+			t.Errorf("root %d offered a continuation after reading the whole list: %+v", i, r.Next)
 		}
 		if r.EntryID != entry || r.Entity != "Repo" {
 			t.Errorf("root %d names %s/%s", i, r.EntryID, r.Entity)
 		}
 	}
-	if len(res.Steps) != 2 || res.Steps[0].Calls != 1 || res.Steps[0].Rows != 2 || res.Steps[1].Calls != 0 || res.Steps[1].Op != plan.OpTransform {
+	if len(res.Steps) != 2 || res.Steps[0].Calls != 2 || res.Steps[0].Rows != 3 || res.Steps[1].Calls != 0 || res.Steps[1].Op != plan.OpTransform {
 		t.Errorf("steps %+v", res.Steps)
 	}
 	if res.Mutations != nil {
@@ -301,11 +293,13 @@ func TestHopErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		limits  Limits
+		budget  Budget
 		hop     plan.Hop
 		is      error
 		wantErr string
 	}{
-		{name: "fan-out", limits: Limits{MaxFanOut: 2}, hop: hop, is: ErrFanOut},
+		// One page of users, then three parents to read: 4 > 3.
+		{name: "budget", budget: Budget{Pages: 3}, hop: hop, is: ErrBudget, wantErr: "needs 3 more calls"},
 		{name: "bind field missing", hop: plan.Hop{Relation: "repos", Capability: "repos_by_owner", Binds: []plan.Bind{{Var: "owner", Field: "uid"}}}, wantErr: `no field "uid"`},
 		{name: "too many rows", limits: Limits{MaxRows: 3}, hop: hop, wantErr: "more than 3 rows"},
 	}
@@ -315,7 +309,9 @@ func TestHopErrors(t *testing.T) {
 				"list_users":     users,
 				"repos_by_owner": static([]string{"repo"}, []any{"x"}, []any{"y"}),
 			}}
-			_, err := New(&fakeSender{}, tt.limits).Run(context.Background(), usersThenHop(tt.hop, nil), env(e))
+			ev := env(e)
+			ev.Budget = tt.budget
+			_, err := New(&fakeSender{}, tt.limits).Run(context.Background(), usersThenHop(tt.hop, nil), ev)
 			var xe *Error
 			if !errors.As(err, &xe) || xe.Node != 1 || xe.Op != plan.OpHop {
 				t.Fatalf("err = %v, want a step 1 hop error", err)
@@ -326,8 +322,8 @@ func TestHopErrors(t *testing.T) {
 			if tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
-			if tt.is == ErrFanOut && len(e.calls("repos_by_owner")) != 0 {
-				t.Fatal("fan-out limit checked after calling")
+			if tt.is == ErrBudget && len(e.calls("repos_by_owner")) != 0 {
+				t.Fatal("budget checked after calling")
 			}
 		})
 	}
@@ -498,8 +494,10 @@ func TestPage(t *testing.T) {
 		if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0}) {
 			t.Fatalf("ids %v (filters then limit)", got)
 		}
-		if res.Roots[0].Next != nil {
-			t.Fatalf("a limit that cut rows still offered a continuation: %+v", res.Roots[0].Next)
+		// limit=1 ended inside page 2: the continuation resumes there,
+		// after the one row returned.
+		if c := res.Roots[0].Next; c == nil || c.Page["page"] != 2.0 || c.Skip != 1 {
+			t.Fatalf("continuation after a cut page: %+v", c)
 		}
 		res, err = New(&fakeSender{}, Limits{}).Run(context.Background(), pageNode(2), ev)
 		if err != nil {
@@ -508,9 +506,11 @@ func TestPage(t *testing.T) {
 		if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, []any{1.0, 3.0}) {
 			t.Fatalf("ids %v (filters then limit)", got)
 		}
+		// The two go rows are rows 1 and 3 of page 2: the rest of the
+		// list starts after its third row.
 		next := res.Roots[0].Next
 		want := *cont
-		want.Page = map[string]any{"page": 3.0}
+		want.Skip = 3
 		if next == nil || !reflect.DeepEqual(*next, want) {
 			t.Fatalf("next = %+v, want %+v", next, want)
 		}
@@ -902,39 +902,42 @@ func FuzzRun(f *testing.F) {
 	})
 }
 
-// A .limit that cuts rows from a page must not offer a continuation: the
-// next page would start after the rows the limit dropped.
-func TestLimitDropsContinuation(t *testing.T) {
-	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
-		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()}, Next: map[string]any{"page": 2.0}}, nil
-	}}}
+// A .limit is the first n rows of the whole list: it fills from later pages
+// when a page is short of n, and never offers a continuation.
+func TestLimitFillsFromLaterPages(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		limit    int
-		wantNext bool
+		name  string
+		limit int
+		ids   []any
+		calls int
 	}{
-		{"limit cuts the page", 2, false},
-		{"limit covers the page", 4, true},
-		{"limit above the page", 10, true},
+		{"limit within the first page", 2, []any{1.0, 2.0}, 1},
+		{"limit covers the page", 4, []any{1.0, 2.0, 3.0, 4.0}, 1},
+		{"limit above the page", 6, []any{1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, 2},
+		{"limit above the list", 10, []any{1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			e := &fakeEngine{caps: map[string]backendFunc{"list_repos": twoRepoPages}}
 			f := fetch(0, "list_repos", "Repo")
 			f.Transforms = []plan.Transform{{Kind: plan.TLimit, N: tc.limit}}
 			res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{f}, Roots: roots(0)}, env(e))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := res.Roots[0].Next != nil; got != tc.wantNext {
-				t.Errorf("next offered = %v, want %v", got, tc.wantNext)
+			if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, tc.ids) || res.Roots[0].Next != nil {
+				t.Errorf("ids %v next %v, want %v and no continuation", got, res.Roots[0].Next, tc.ids)
 			}
-			// The same rule holds for a transform node over a bound list.
+			if n := len(e.calls("list_repos")); n != tc.calls {
+				t.Errorf("%d calls, want %d", n, tc.calls)
+			}
+			// The same holds for a transform node over a bound list.
 			tr := plan.Node{ID: 1, Op: plan.OpTransform, EntryID: entry, Entity: "Repo", Input: 0, Transforms: []plan.Transform{{Kind: plan.TLimit, N: tc.limit}}}
 			res, err = New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{fetch(0, "list_repos", "Repo"), tr}, Roots: roots(1)}, env(e))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := res.Roots[0].Next != nil; got != tc.wantNext {
-				t.Errorf("transform node: next offered = %v, want %v", got, tc.wantNext)
+			if got := column(res.Roots[0].Table, "id"); !reflect.DeepEqual(got, tc.ids) || res.Roots[0].Next != nil {
+				t.Errorf("transform node: ids %v next %v", got, res.Roots[0].Next)
 			}
 		})
 	}
@@ -975,7 +978,7 @@ func TestHopFollowsPages(t *testing.T) {
 
 	e.caps["repos_by_owner"] = pages(1000)
 	_, err = New(&fakeSender{}, Limits{}).Run(context.Background(), usersThenHop(hop, []string{"repo", "owner"}), env(e))
-	if err == nil || !strings.Contains(err.Error(), "more than 20 pages") {
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "250 pages") {
 		t.Fatalf("unbounded relation: %v", err)
 	}
 }
@@ -984,11 +987,11 @@ func TestHopFollowsPages(t *testing.T) {
 // filters, postfix steps and projection apply to every later page.
 func TestPageKeepsTransforms(t *testing.T) {
 	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
-		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()}, Next: map[string]any{"page": 2.0}}, nil
+		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()[:2]}, Next: map[string]any{"page": 2.0}}, nil
 	}}}
 	f := fetch(0, "list_repos", "Repo")
 	f.Columns = repoCols
-	f.Transforms = []plan.Transform{{Kind: plan.TFilter, Preds: []plan.Pred{{Field: "lang", Op: "=", Value: "go"}}}, {Kind: plan.TProject, Fields: []string{"id", "name"}}}
+	f.Transforms = []plan.Transform{{Kind: plan.TProject, Fields: []string{"id", "name"}}}
 	res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{f}, Roots: roots(0)}, env(e))
 	if err != nil {
 		t.Fatal(err)

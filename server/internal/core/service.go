@@ -248,6 +248,7 @@ func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, progra
 		SecretsFor: secrets,
 		Origins:    origins,
 		Hooks:      s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins, secrets),
+		Budget:     t.Limits.RunBudget(),
 		ResolvePage: func(handle string) (*executor.Continuation, error) {
 			return s.resolvePage(ctx, t, sc, handle)
 		},

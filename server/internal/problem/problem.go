@@ -117,8 +117,11 @@ func From(err error) *Problem {
 		return New(http.StatusFailedDependency, "secret-missing", err.Error())
 	case errors.Is(err, egress.ErrTransport):
 		return New(http.StatusBadGateway, "backend-unreachable", err.Error())
-	case errors.Is(err, executor.ErrBackend):
-		return New(http.StatusBadGateway, "backend-error", err.Error())
+	case errors.Is(err, executor.ErrBackend), errors.Is(err, executor.ErrNotFound):
+		p, _ := backendProblem(err)
+		return p
+	case errors.Is(err, executor.ErrBudget):
+		return New(http.StatusUnprocessableEntity, "run-budget", err.Error())
 	case errors.Is(err, executor.ErrFanOut):
 		return New(http.StatusUnprocessableEntity, "fan-out", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 )
 
@@ -39,6 +40,10 @@ type Limits struct {
 	QueueTimeout   time.Duration `yaml:"queue_timeout" json:"queue_timeout,omitempty"`
 	MaxInputBytes  int           `yaml:"max_input_bytes" json:"max_input_bytes,omitempty"`
 	MaxOutputBytes int           `yaml:"max_output_bytes" json:"max_output_bytes,omitempty"`
+	// ReadPages and ReadRows are the run budget: backend read calls and
+	// rows one run may read (executor.DefaultBudget when zero).
+	ReadPages int `yaml:"read_pages" json:"read_pages,omitempty"`
+	ReadRows  int `yaml:"read_rows" json:"read_rows,omitempty"`
 }
 
 // maxMemoryMiB is the most a wasm32 guest can address.
@@ -60,6 +65,10 @@ func (l Limits) validate() error {
 		return fmt.Errorf("max_input_bytes %d is negative", l.MaxInputBytes)
 	case l.MaxOutputBytes < 0:
 		return fmt.Errorf("max_output_bytes %d is negative", l.MaxOutputBytes)
+	case l.ReadPages < 0:
+		return fmt.Errorf("read_pages %d is negative", l.ReadPages)
+	case l.ReadRows < 0:
+		return fmt.Errorf("read_rows %d is negative", l.ReadRows)
 	}
 	return nil
 }
@@ -86,6 +95,8 @@ func (l Limits) Over(base Limits) Limits {
 		QueueTimeout:   pickD(l.QueueTimeout, base.QueueTimeout),
 		MaxInputBytes:  pick(l.MaxInputBytes, base.MaxInputBytes),
 		MaxOutputBytes: pick(l.MaxOutputBytes, base.MaxOutputBytes),
+		ReadPages:      pick(l.ReadPages, base.ReadPages),
+		ReadRows:       pick(l.ReadRows, base.ReadRows),
 	}
 }
 
@@ -114,6 +125,11 @@ func (l Limits) Apply(base sandbox.Limits) sandbox.Limits {
 		base.MaxOutput = l.MaxOutputBytes
 	}
 	return base
+}
+
+// RunBudget is what one run of this tenant may read.
+func (l Limits) RunBudget() executor.Budget {
+	return executor.Budget{Pages: l.ReadPages, Rows: l.ReadRows}.Or(executor.DefaultBudget())
 }
 
 // Tenant is one isolation domain.

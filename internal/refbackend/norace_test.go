@@ -1,0 +1,5 @@
+//go:build !race
+
+package refbackend_test
+
+const raceEnabled = false
