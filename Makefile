@@ -12,7 +12,7 @@ WASM_BUILD   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpat
 LEDGER_DIR   := demo/catalogs/ledger
 LEDGER_PKG   := ./guest/examples/signer
 
-.PHONY: engine check-engine modules check-modules build run test bench lint diff
+.PHONY: engine check-engine modules check-modules build run test bench lint diff chromium
 
 engine:
 	$(WASM_BUILD) -o $(ENGINE_WASM) $(ENGINE_PKG)
@@ -58,9 +58,16 @@ build:
 run: build
 	./bin/plasmd serve --demo --cache-dir .cache/wasm $(ARGS)
 
+# chromium installs Debian's headless browser for the console's browser
+# test (server/internal/console/browser) when it is missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-dejavu-core; }
+
 # test is what CI runs: formatting and vet, committed Wasm up to date, then
-# every test with the race detector.
-test: lint check-engine check-modules diff
+# every test with the race detector (the console's browser test needs
+# chromium).
+test: lint check-engine check-modules diff chromium
 	$(GO) test -race -timeout 20m ./...
 
 # diff runs the differential test at full size: generated programs over the

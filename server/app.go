@@ -15,16 +15,20 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/egress"
 	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/console"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/metrics"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
+	"github.com/plasmd/plasmd/server/internal/tracing"
 )
 
 // Version is the server version reported to MCP clients.
@@ -62,6 +66,9 @@ type Config struct {
 	// Modules holds module.wasm by entry id for catalogs that declare a
 	// vendor module (catalogdir.ReadModules); see vendor.go.
 	Modules map[string][]byte
+	// TracerProvider receives run spans (nil: tracing off); see
+	// server/internal/tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -78,6 +85,7 @@ type App struct {
 	mcpIDs      mcpSessions
 	egress      *egress.Client
 	metrics     *metrics.Metrics
+	console     *console.Console
 	closeOnce   sync.Once
 }
 
@@ -93,7 +101,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		cfg.Limits = sandbox.DefaultLimits()
 	}
 	m := metrics.New(metrics.Options{})
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: m})
+	journal := activity.New(activity.Options{})
+	tracer := tracing.New(cfg.TracerProvider)
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -104,7 +114,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		return nil, fmt.Errorf("engine module: %w", err)
 	}
 	eg := egress.New(cfg.Egress)
-	eg.OnDenied = m.EgressDenied
+	eg.OnDenied = egressDenied(m, journal)
 	mem := session.NewMemory(cfg.SessionIdleTTL)
 	if cfg.Clock != nil {
 		mem.SetClock(cfg.Clock)
@@ -119,10 +129,12 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		Host:     host,
 		Engine:   engine,
 		Sender:   eg,
-		Exec:     executor.New(eg, executor.Limits{}, executor.WithObserver(m)),
+		Exec:     executor.New(tracing.Sender{Inner: eg, T: tracer}, executor.Limits{}, executor.WithObserver(m)),
 		Store:    store,
 		Limits:   cfg.Limits,
 		Modules:  cfg.Modules,
+		Journal:  journal,
+		Tracer:   tracer,
 	})
 	if err != nil {
 		host.Close(ctx)
@@ -148,6 +160,10 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		// abandoned connections do not accumulate.
 		SessionTimeout: idleTTL(cfg.SessionIdleTTL),
 	})
+	if err := a.newConsole(); err != nil {
+		host.Close(ctx)
+		return nil, err
+	}
 	a.echo = echo.New()
 	a.echo.HideBanner = true
 	a.echo.HidePort = true

@@ -27,6 +27,7 @@ const tenantKey = "plasmd.tenant"
 // routes registers the HTTP surface on e.
 func (a *App) routes(e *echo.Echo) {
 	e.HTTPErrorHandler = a.httpError
+	e.Use(a.requestLog)
 	e.Use(a.recoverer)
 	if a.tenants == nil {
 		e.Use(a.loopbackOnly)
@@ -48,6 +49,7 @@ func (a *App) routes(e *echo.Echo) {
 	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()), a.operatorOnly)
 	mcpHandler := echo.WrapHandler(a.mcpHTTP)
 	auth.Any("/mcp", mcpHandler)
+	a.consoleRoutes(e)
 }
 
 // loopbackOnly guards an auth-off server against DNS rebinding: it listens

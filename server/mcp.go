@@ -393,6 +393,9 @@ func runMeta(out *core.RunOutcome) map[string]any {
 	if paging != nil {
 		m["paging"] = paging
 	}
+	if out.TraceID != "" {
+		m["trace_id"] = out.TraceID
+	}
 	return m
 }
 

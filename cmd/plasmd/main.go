@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -91,6 +90,8 @@ type common struct {
 	maxInst     int
 	spares      int
 	logLevel    string
+	logFormat   string
+	otlp        string
 }
 
 type multiFlag []string
@@ -107,17 +108,21 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxInst, "max-instances", 0, "cap on sandbox instances across all tenants (0 = no cap); idle tenants are evicted least recently used first")
 	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
+	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
 }
 
 // setup loads catalogs (and starts the demo backend) and builds the app.
 func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func(), error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return nil, nil, fmt.Errorf("--log-level: %w", err)
+	log, err := newLogger(logOut, c.logLevel, c.logFormat)
+	if err != nil {
+		return nil, nil, err
 	}
-	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	tp, cleanup, err := newTracerProvider(ctx, c.otlp, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	var cats []*catalog.Catalog
-	cleanup := func() {}
 	secrets := map[string]string{}
 	modules := map[string][]byte{}
 	if c.demo {
@@ -125,7 +130,8 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		if err != nil {
 			return nil, nil, fmt.Errorf("demo backend: %w", err)
 		}
-		cleanup = func() { _ = srv.Close() }
+		stopTracing := cleanup
+		cleanup = func() { _ = srv.Close(); stopTracing() }
 		dc, err := demo.LoadCatalogs(srv.URL())
 		if err != nil {
 			cleanup()
@@ -168,7 +174,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 	app, err := server.New(ctx, server.Config{
 		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
 		MaxInstances: c.maxInst, Spares: c.spares,
-		AnonymousSecrets: secrets, Logger: log, Modules: modules,
+		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
 	}, cats)
 	if err != nil {
 		cleanup()

@@ -71,6 +71,9 @@ type Env struct {
 	Hooks map[string]*Hooks
 	// Budget bounds what the run may read (zero fields: DefaultBudget).
 	Budget Budget
+	// OnStep, if set, is called as each node starts (tracing): the node
+	// runs under the context it returns, and done gets its report.
+	OnStep func(ctx context.Context, n *plan.Node) (_ context.Context, done func(Step, error))
 }
 
 // Limits bound one run.
@@ -270,10 +273,15 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 			}
 			start := time.Now()
 			r := &run{x: x, env: env, sem: sem, states: states, meter: m, paged: paged}
-			st.table, st.next, st.err = r.node(ctx, n, &st.step)
+			nctx, done := ctx, func(Step, error) {}
+			if env.OnStep != nil {
+				nctx, done = env.OnStep(ctx, n)
+			}
+			st.table, st.next, st.err = r.node(nctx, n, &st.step)
 			st.step.Node, st.step.Op, st.step.Entity = n.ID, n.Op, n.Entity
 			st.step.Rows = len(st.table.Rows)
 			st.step.Duration = time.Since(start)
+			done(st.step, st.err)
 			if st.err != nil {
 				st.err = &Error{Node: n.ID, Op: n.Op, Entity: n.Entity, Err: st.err}
 				errOnce.Do(func() { firstErr = st.err; cancel() })

@@ -14,9 +14,11 @@ import (
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
+	"github.com/plasmd/plasmd/server/internal/tracing"
 )
 
 // planCacheSize bounds remembered plans across all tenants (a few KiB each).
@@ -37,6 +39,10 @@ type Options struct {
 	Limits sandbox.Limits
 	// Modules holds module.wasm by entry id for catalogs with a vendor module.
 	Modules map[string][]byte
+	// Journal, if set, remembers recent runs (the console); Tracer traces
+	// them (nil: no spans, runs still carry their session's trace id).
+	Journal *activity.Journal
+	Tracer  *tracing.Tracer
 }
 
 // New checks and compiles vendor modules (a catalog whose module is refused
@@ -65,6 +71,8 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		sandboxes: map[string]*sandbox.Engine{},
 		vendors:   vend,
 		plans:     newPlanCache(planCacheSize),
+		journal:   o.Journal,
+		tracer:    o.Tracer,
 	}, nil
 }
 

@@ -22,10 +22,12 @@ import (
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
+	"github.com/plasmd/plasmd/server/internal/tracing"
 )
 
 // Service is what both surfaces (HTTP and MCP) call: sessions, teaching,
@@ -40,6 +42,10 @@ type Service struct {
 	limits   sandbox.Limits
 	vendors  *vendors
 	plans    *planCache
+	// journal remembers recent runs for the console; tracer traces them
+	// (observe.go).
+	journal *activity.Journal
+	tracer  *tracing.Tracer
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine
@@ -197,10 +203,13 @@ func (s *Service) Plan(ctx context.Context, t *tenant.Tenant, ex *session.Execut
 	}
 	key := planKey(t.ID, ex.ID, ex.DomainRevision, s.engine.Digest, digests, program)
 	if p, ok := s.plans.get(key); ok {
+		s.tracer.PlanCached(ctx)
 		return p, nil
 	}
 	sb := s.sandboxFor(t)
-	p, err := sb.Plan(ctx, &abi.PlanRequest{Program: program, Symbols: &ex.Symbols, Entries: ex.Entries})
+	pctx, span := s.tracer.Plan(ctx)
+	p, err := sb.Plan(pctx, &abi.PlanRequest{Program: program, Symbols: &ex.Symbols, Entries: ex.Entries})
+	span.End(err)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -231,11 +240,14 @@ type RunOutcome struct {
 	Roots                  []results.Root
 	Steps                  []executor.Step
 	ShortURI, CanonicalURI string
+	// TraceID is the run's OpenTelemetry trace (its logical session's).
+	TraceID string
 }
 
-// Run plans and executes a program, stores the run artifact and mints
-// paging handles for lists that continue.
-func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, program string) (*RunOutcome, error) {
+// runProgram plans and executes a program, stores the run artifact and
+// mints paging handles for lists that continue. Run (observe.go) wraps it;
+// a failed execution still returns its plan, for the console.
+func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope, program string) (*RunOutcome, error) {
 	p, err := s.Plan(ctx, t, sc.Execute, program)
 	if err != nil {
 		return nil, err
@@ -244,7 +256,8 @@ func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, progra
 	origins := s.registry.Origins(sc.Execute.Entries)
 	secrets := s.registry.secretsFor(t, sc.Execute.Entries)
 	env := &executor.Env{
-		Engine:     sb,
+		Engine:     tracing.Engine{Inner: sb, T: s.tracer},
+		OnStep:     s.tracer.Step,
 		SecretsFor: secrets,
 		Origins:    origins,
 		Hooks:      s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins, secrets),
@@ -255,7 +268,7 @@ func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, progra
 	}
 	res, err := s.exec.Run(ctx, p, env)
 	if err != nil {
-		return nil, err
+		return &RunOutcome{Plan: p}, err
 	}
 	n, err := s.store.NextSeq(ctx, t.ID, sc.scope(), "run")
 	if err != nil {
