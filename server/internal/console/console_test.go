@@ -119,6 +119,7 @@ func newFixture(t *testing.T) *fixture {
 	be := &fakeBackend{cats: cats, exec: map[string]session.Execute{}}
 	be.exec["a/ph1/sess-a"] = session.Execute{
 		Tenant: "a", PromptHash: "ph1", ID: "sess-a", LogicalID: "lg-a", Entries: []string{"tracker"}, DomainRevision: 2,
+		Prompt:  "```tsv\nfirst wave\n```\n",
 		Symbols: symbol.Map{Entities: []symbol.Entity{{EntryID: "tracker", Name: "Issue"}}, Methods: []symbol.Method{{EntryID: "tracker", Entity: "Issue", Label: "query", Capability: "issue_query"}}},
 	}
 	jr := activity.New(activity.Options{Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }})
@@ -237,7 +238,7 @@ func TestPages(t *testing.T) {
 		{"catalog capability filter", "a", "/ui/catalogs/tracker?q=comment", 200, []string{`id="cap-comment_query"`}, []string{`id="cap-issue_get"`}},
 		{"catalog of another tenant", "b", "/ui/catalogs/tracker", 404, []string{"Not found"}, nil},
 		{"sessions", "a", "/ui/sessions", 200, []string{"triage open issues", `/ui/sessions/ph1/sess-a`}, []string{"sess-b"}},
-		{"session", "a", "/ui/sessions/ph1/sess-a", 200, []string{"triage open issues", "lg-a", "<code>e1</code>", "#cap-issue_query", "run-a1", "run-a2", "live"}, nil},
+		{"session", "a", "/ui/sessions/ph1/sess-a", 200, []string{"triage open issues", "lg-a", "<code>e1</code>", "#cap-issue_query", "run-a1", "run-a2", "live", `id="session-teaching"`, "first wave"}, nil},
 		{"session of another tenant", "b", "/ui/sessions/ph1/sess-a", 404, []string{"Not found"}, []string{"triage"}},
 		{"session operator", "op", "/ui/sessions/ph1/sess-a", 200, []string{"triage open issues"}, nil},
 		{"runs", "a", "/ui/runs", 200, []string{"run-a1", "run-a2"}, []string{"run-b1"}},

@@ -265,7 +265,9 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "sessions", "Sessions", map[string]any{"Rows": items, "Pager": pg, "Q": q})
 }
 
-// wave is one teaching wave of a session as its exposure records it.
+// wave is one run of consecutive exposed entities of one catalog, in
+// symbol order (the exposure does not keep wave boundaries; the session's
+// Prompt, shown beside it, has each wave's text).
 type wave struct {
 	Entry    string
 	Entities []teaching.ExposedEntity
