@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		Host:     host,
 		Engine:   engine,
 		Sender:   eg,
-		Exec:     executor.New(tracing.Sender{Inner: eg, T: tracer}, executor.Limits{}, executor.WithObserver(m)),
+		Exec:     executor.New(tracer.Sender(eg), executor.Limits{}, executor.WithObserver(m)),
 		Store:    store,
 		Limits:   cfg.Limits,
 		Modules:  cfg.Modules,

@@ -256,8 +256,8 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	origins := s.registry.Origins(sc.Execute.Entries)
 	secrets := s.registry.secretsFor(t, sc.Execute.Entries)
 	env := &executor.Env{
-		Engine:     tracing.Engine{Inner: sb, T: s.tracer},
-		OnStep:     s.tracer.Step,
+		Engine:     s.tracer.Engine(sb),
+		OnStep:     s.tracer.StepHook(),
 		SecretsFor: secrets,
 		Origins:    origins,
 		Hooks:      s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins, secrets),

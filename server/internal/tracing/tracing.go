@@ -59,24 +59,50 @@ func OTLP(ctx context.Context, endpoint string) (*sdktrace.TracerProvider, error
 }
 
 // Tracer starts plasmd's spans. The zero value and a nil *Tracer trace
-// nothing.
+// nothing and cost (almost) nothing: wrappers are not installed at all.
 type Tracer struct {
 	tr trace.Tracer
 }
 
-// New returns a tracer on tp (nil: no-op).
+// New returns a tracer on tp (nil: tracing off).
 func New(tp trace.TracerProvider) *Tracer {
 	if tp == nil {
-		tp = noop.NewTracerProvider()
+		return &Tracer{}
 	}
 	return &Tracer{tr: tp.Tracer(Scope)}
 }
 
+func (t *Tracer) on() bool { return t != nil && t.tr != nil }
+
 func (t *Tracer) tracer() trace.Tracer {
-	if t == nil || t.tr == nil {
+	if !t.on() {
 		return noop.NewTracerProvider().Tracer(Scope)
 	}
 	return t.tr
+}
+
+// Engine wraps e with guest-call spans, or returns it as is when off.
+func (t *Tracer) Engine(e executor.Engine) executor.Engine {
+	if !t.on() {
+		return e
+	}
+	return tracedEngine{Inner: e, T: t}
+}
+
+// Sender wraps s with backend-call spans, or returns it as is when off.
+func (t *Tracer) Sender(s executor.Sender) executor.Sender {
+	if !t.on() {
+		return s
+	}
+	return tracedSender{Inner: s, T: t}
+}
+
+// StepHook is executor.Env.OnStep: nil when off.
+func (t *Tracer) StepHook() func(context.Context, *plan.Node) (context.Context, func(executor.Step, error)) {
+	if !t.on() {
+		return nil
+	}
+	return t.Step
 }
 
 // SessionTraceID is the trace id of a logical (or, for HTTP runs, execute)
@@ -109,11 +135,18 @@ type RunInfo struct {
 	Tenant, LogicalID, SessionID string
 }
 
-// Span is an open span; End closes it with the outcome.
-type Span struct{ s trace.Span }
+// Span is an open span; End closes it with the outcome. With tracing off
+// it has no span, only the trace id the run would have had.
+type Span struct {
+	s       trace.Span
+	traceID trace.TraceID
+}
 
 // End records err (if any) and ends the span.
 func (s Span) End(err error) {
+	if s.s == nil {
+		return
+	}
 	if err != nil {
 		s.s.RecordError(err)
 		s.s.SetStatus(codes.Error, errKind(err))
@@ -122,10 +155,19 @@ func (s Span) End(err error) {
 }
 
 // SetRunID names the stored run once it exists.
-func (s Span) SetRunID(id string) { s.s.SetAttributes(attribute.String("plasmd.run_id", id)) }
+func (s Span) SetRunID(id string) {
+	if s.s != nil {
+		s.s.SetAttributes(attribute.String("plasmd.run_id", id))
+	}
+}
 
-// TraceID is the span's trace id, as hex.
-func (s Span) TraceID() string { return s.s.SpanContext().TraceID().String() }
+// TraceID is the run's trace id, as hex.
+func (s Span) TraceID() string {
+	if s.s == nil {
+		return s.traceID.String()
+	}
+	return s.s.SpanContext().TraceID().String()
+}
 
 // Run starts a run's span under its session's trace.
 func (t *Tracer) Run(ctx context.Context, ri RunInfo) (context.Context, Span) {
@@ -133,23 +175,32 @@ func (t *Tracer) Run(ctx context.Context, ri RunInfo) (context.Context, Span) {
 	if root == "" {
 		root = ri.SessionID
 	}
+	if !t.on() {
+		return ctx, Span{traceID: SessionTraceID(root)}
+	}
 	ctx = sessionParent(ctx, root)
 	ctx, s := t.tracer().Start(ctx, "plasmd.run", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("plasmd.tenant", ri.Tenant),
 		attribute.String("plasmd.logical_session_id", ri.LogicalID),
 		attribute.String("plasmd.execute_session_id", ri.SessionID),
 	))
-	return ctx, Span{s}
+	return ctx, Span{s: s}
 }
 
 // Plan starts the span of planning a program (a guest call).
 func (t *Tracer) Plan(ctx context.Context) (context.Context, Span) {
+	if !t.on() {
+		return ctx, Span{}
+	}
 	ctx, s := t.tracer().Start(ctx, "plasmd.plan")
-	return ctx, Span{s}
+	return ctx, Span{s: s}
 }
 
 // PlanCached records a plan answered from the plan cache (no guest call).
 func (t *Tracer) PlanCached(ctx context.Context) {
+	if !t.on() {
+		return
+	}
 	_, s := t.tracer().Start(ctx, "plasmd.plan", trace.WithAttributes(attribute.Bool("plasmd.plan_cached", true)))
 	s.End()
 }
@@ -165,7 +216,7 @@ func (t *Tracer) Step(ctx context.Context, n *plan.Node) (context.Context, func(
 	))
 	return ctx, func(st executor.Step, err error) {
 		s.SetAttributes(attribute.Int("plasmd.calls", st.Calls), attribute.Int("plasmd.rows", st.Rows))
-		Span{s}.End(err)
+		Span{s: s}.End(err)
 	}
 }
 
@@ -185,39 +236,39 @@ func errKind(err error) string {
 	return "error"
 }
 
-// Engine wraps a tenant's engine so each guest call gets a span.
-type Engine struct {
+// tracedEngine wraps a tenant's engine so each guest call gets a span.
+type tracedEngine struct {
 	Inner executor.Engine
 	T     *Tracer
 }
 
 // Compile implements executor.Engine.
-func (e Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
+func (e tracedEngine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
 	ctx, s := e.T.tracer().Start(ctx, "plasmd.guest compile", trace.WithAttributes(attribute.String("plasmd.capability", req.Capability)))
 	out, err := e.Inner.Compile(ctx, req)
-	Span{s}.End(err)
+	Span{s: s}.End(err)
 	return out, err
 }
 
 // Decode implements executor.Engine.
-func (e Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
+func (e tracedEngine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
 	ctx, s := e.T.tracer().Start(ctx, "plasmd.guest decode", trace.WithAttributes(
 		attribute.String("plasmd.capability", req.Capability), attribute.Int("plasmd.body_bytes", len(body))))
 	out, err := e.Inner.Decode(ctx, req, body)
-	Span{s}.End(err)
+	Span{s: s}.End(err)
 	return out, err
 }
 
-// Sender wraps the egress sender so each backend call gets a client span.
+// tracedSender wraps the egress sender so each backend call gets a client span.
 // Only the method, host and path are recorded: queries and headers can
 // carry credentials.
-type Sender struct {
+type tracedSender struct {
 	Inner executor.Sender
 	T     *Tracer
 }
 
 // Do implements executor.Sender.
-func (s Sender) Do(ctx context.Context, req *abi.CompiledRequest, allowed []egress.Origin, secrets egress.Secrets) (*egress.Response, error) {
+func (s tracedSender) Do(ctx context.Context, req *abi.CompiledRequest, allowed []egress.Origin, secrets egress.Secrets) (*egress.Response, error) {
 	attrs := []attribute.KeyValue{attribute.String("http.request.method", req.Method)}
 	if u, err := url.Parse(req.URL); err == nil {
 		attrs = append(attrs, attribute.String("server.address", u.Host), attribute.String("url.path", u.Path))
@@ -227,6 +278,6 @@ func (s Sender) Do(ctx context.Context, req *abi.CompiledRequest, allowed []egre
 	if resp != nil {
 		sp.SetAttributes(attribute.Int("http.response.status_code", resp.Status))
 	}
-	Span{sp}.End(err)
+	Span{s: sp}.End(err)
 	return resp, err
 }
