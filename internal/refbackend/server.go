@@ -135,8 +135,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": fmt.Sprintf("%s %s not found", coll, parts[2])})
 		return
 	}
+	s.page(w, r, style, filter(all, r.URL.Query()))
+}
+
+// page answers one page of list in the given pagination style.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, style string, list []map[string]any) {
 	q := r.URL.Query()
-	list := filter(all, q)
 	switch style {
 	case StyleOffset:
 		// Like most APIs, the server caps the page size it was asked for.
@@ -185,6 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no such style " + style})
 	}
+
 }
 
 // create appends the JSON object in the body as a new row with the next id,
