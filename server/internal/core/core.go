@@ -10,12 +10,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"time"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/audit"
+	"github.com/plasmd/plasmd/server/internal/credstore"
 	"github.com/plasmd/plasmd/server/internal/problem"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 	"github.com/plasmd/plasmd/server/internal/tracing"
@@ -43,6 +47,14 @@ type Options struct {
 	// them (nil: no spans, runs still carry their session's trace id).
 	Journal *activity.Journal
 	Tracer  *tracing.Tracer
+	// Credentials holds per-principal upstream credentials (nil = none).
+	Credentials credstore.Store
+	// Audit records mutations and review-gated runs (nil = an in-memory
+	// ring of the last AuditRingSize records).
+	Audit audit.Log
+	// Limiter enforces tenants' rate_limits (nil = one per process, on Clock).
+	Limiter ratelimit.Limiter
+	Clock   func() time.Time
 }
 
 // New checks and compiles vendor modules (a catalog whose module is refused
@@ -60,7 +72,16 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		// A subset of a valid registry is valid.
 		reg, _ = NewRegistry(kept)
 	}
+	if o.Audit == nil {
+		o.Audit = audit.NewRing(AuditRingSize)
+	}
+	if o.Limiter == nil {
+		o.Limiter = ratelimit.NewMemory(o.Clock)
+	}
 	return &Service{
+		creds:     o.Credentials,
+		audit:     o.Audit,
+		limiter:   o.Limiter,
 		log:       o.Logger,
 		registry:  reg,
 		host:      o.Host,

@@ -20,6 +20,8 @@ import (
 
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/oauthconfig"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 )
 
 // Anonymous is the tenant id used when auth is off.
@@ -144,6 +146,16 @@ type Tenant struct {
 	// Limits are the tenant's own, with the file's defaults already filled
 	// into zero fields by Parse.
 	Limits Limits `yaml:"limits"`
+	// RateLimits are token buckets per tenant, principal and capability.
+	RateLimits ratelimit.Config `yaml:"rate_limits"`
+	// PrincipalCredentials are catalogs whose auth is resolved per
+	// principal: a delegated caller's runs use the credential that person
+	// stored (PUT /v1/credentials/{entry_id}), never the tenant's secrets.
+	PrincipalCredentials []string `yaml:"principal_credentials"`
+	// Principal is set on the per-request copy a delegated credential
+	// (an OAuth access token) yields: the person the agent acts for. It is
+	// never read from the file.
+	Principal string `yaml:"-"`
 }
 
 // Secret resolves a secret name: the tenant's secrets first, then (only for
@@ -168,6 +180,7 @@ type Set struct {
 	byID     map[string]*Tenant
 	byToken  map[[32]byte]*Tenant
 	defaults Limits
+	oauth    *oauthconfig.Config
 }
 
 type file struct {
@@ -176,6 +189,8 @@ type file struct {
 		Limits Limits `yaml:"limits"`
 	} `yaml:"defaults"`
 	Tenants []*Tenant `yaml:"tenants"`
+	// OAuth makes plasmd an OAuth resource server (see oauthconfig.Config).
+	OAuth *oauthconfig.Config `yaml:"oauth"`
 }
 
 // Load reads a tenants file (YAML or JSON).
@@ -216,10 +231,13 @@ func Parse(b []byte) (*Set, error) {
 		if err := t.Limits.validate(); err != nil {
 			return nil, fmt.Errorf("tenant %s: limits: %w", t.ID, err)
 		}
+		if err := t.RateLimits.Validate(); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.ID, err)
+		}
 		// Resolved once here, so every user of t.Limits sees the defaults.
 		t.Limits = t.Limits.Over(f.Defaults.Limits)
-		if len(t.TokenSHA256) == 0 {
-			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest", t.ID)
+		if len(t.TokenSHA256) == 0 && !oauthNames(f.OAuth, t.ID) {
+			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest (or an oauth rule naming the tenant)", t.ID)
 		}
 		for _, h := range t.TokenSHA256 {
 			raw, err := hex.DecodeString(strings.TrimSpace(h))
@@ -234,6 +252,9 @@ func Parse(b []byte) (*Set, error) {
 			s.byToken[k] = t
 		}
 		s.byID[t.ID] = t
+	}
+	if err := s.setOAuth(f.OAuth); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
