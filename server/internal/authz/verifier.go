@@ -218,6 +218,11 @@ func (v *Verifier) mapClaims(iss string, claims jwt.MapClaims) (Identity, error)
 		if strings.TrimSpace(principal) == "" {
 			return Identity{}, fmt.Errorf("%w: claim %q (the principal) is missing", ErrNoRule, pc)
 		}
+		if len(v.cfg.AuthorizationServers) > 1 {
+			// Subjects are unique per issuer only: with several trusted
+			// issuers the same "sub" from two of them is two people.
+			principal = iss + "#" + principal
+		}
 		exp, _ := claims.GetExpirationTime()
 		id := Identity{Tenant: r.Tenant, Principal: principal, Issuer: iss, Scopes: scopes(claims)}
 		if exp != nil {

@@ -108,6 +108,20 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestPrincipalPerIssuer: with two trusted issuers, the same subject from
+// each is a different principal.
+func TestPrincipalPerIssuer(t *testing.T) {
+	as1, as2 := authztest.New(t), authztest.New(t)
+	cfg := authz.Config{Resource: resource, Rules: []authz.Rule{{Tenant: "acme"}}, AuthorizationServers: []authz.Issuer{
+		{Issuer: as1.Issuer(), JWKSURI: as1.URL + "/jwks"}, {Issuer: as2.Issuer(), JWKSURI: as2.URL + "/jwks"}}}
+	v := authz.NewVerifier(cfg, authz.Options{})
+	id1, err1 := v.Verify(context.Background(), as1.Mint(t, authztest.Token{Subject: "u1", Audience: []string{resource}}))
+	id2, err2 := v.Verify(context.Background(), as2.Mint(t, authztest.Token{Subject: "u1", Audience: []string{resource}}))
+	if err1 != nil || err2 != nil || id1.Principal == id2.Principal || id1.Principal != as1.Issuer()+"#u1" {
+		t.Fatalf("%+v %v / %+v %v", id1, err1, id2, err2)
+	}
+}
+
 func TestRequiredScope(t *testing.T) {
 	as := authztest.New(t)
 	cfg := authz.Config{Resource: resource, AuthorizationServers: []authz.Issuer{{Issuer: as.Issuer(), JWKSURI: as.URL + "/jwks"}},
