@@ -170,6 +170,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		Audit:       cfg.Audit,
 		Limiter:     cfg.RateLimiter,
 		Clock:       cfg.Clock,
+		Exchange:    exchangeFor(cfg),
 	})
 	if err != nil {
 		host.Close(ctx)

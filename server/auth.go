@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/server/internal/authz"
+	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
@@ -61,7 +63,7 @@ func (a *App) identify(r *http.Request) (*tenant.Tenant, error) {
 	if !ok {
 		return nil, authz.ErrNoRule
 	}
-	return t.WithPrincipal(id.Principal), nil
+	return t.WithPrincipal(id.Principal, tok), nil
 }
 
 // unauthorized answers a failed authentication: 401 with a challenge
@@ -138,5 +140,26 @@ func (a *App) metadataRoutes(e *echo.Echo) {
 	for _, p := range []string{authz.WellKnown, a.verifier.Config().MetadataPath()} {
 		e.GET(p, h)
 		e.OPTIONS(p, h)
+	}
+}
+
+// exchangeFor adapts authz's token exchange to the core: the client
+// credentials are the tenant's secrets named by its token_exchange entry.
+func exchangeFor(cfg Config) core.TokenExchanger {
+	if cfg.Tenants == nil {
+		return nil
+	}
+	ex := authz.NewExchanger(cfg.AuthClient, nil)
+	return func(ctx context.Context, t *tenant.Tenant, entryID string) (string, error) {
+		x, ok := t.TokenExchange[entryID]
+		if !ok {
+			return "", fmt.Errorf("%w: catalog %s has no token_exchange", authz.ErrExchange, entryID)
+		}
+		id, _ := t.Secret(x.ClientIDEnv)
+		secret := ""
+		if x.ClientSecretEnv != "" {
+			secret, _ = t.Secret(x.ClientSecretEnv)
+		}
+		return ex.Exchange(ctx, t.AccessToken, x, id, secret)
 	}
 }

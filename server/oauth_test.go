@@ -42,7 +42,8 @@ func newOAuthFixture(t *testing.T, opts oauthOpts) *oauthFixture {
 		for k, v := range backend.Backend().Secrets() {
 			b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
 		}
-		b.WriteString(opts.tenantA)
+		b.WriteString("      XCHG_ID: plasmd-client\n      XCHG_SECRET: plasmd-client-secret\n")
+		b.WriteString(strings.ReplaceAll(opts.tenantA, "{{AS}}", as.Issuer()))
 		b.WriteString("  - id: b\n    token_sha256: [" + tenant.Digest(tokenB) + "]\n")
 		b.WriteString("oauth:\n  resource: " + oauthResource + "\n  authorization_servers:\n    - issuer: " + as.Issuer() + "\n")
 		b.WriteString("  scopes_supported: [plasm]\n  jwks_min_refresh: 1ns\n")
@@ -180,6 +181,8 @@ func TestOAuthConfigErrors(t *testing.T) {
 		{"no token, no rule", base, "token_sha256"},
 		{"rule for unknown tenant", base + "    token_sha256: [" + tenant.Digest(tokenA) + "]\noauth:\n  resource: https://x.example.test/mcp\n  authorization_servers: [{issuer: https://as.example.test}]\n  rules: [{tenant: zz}]\n", "not defined"},
 		{"unknown key", base + "oauth:\n  resourse: https://x.example.test/mcp\n", "resourse"},
+		{"token exchange without client", base + "    token_sha256: [" + tenant.Digest(tokenA) + "]\n    token_exchange:\n      tracker: {token_endpoint: https://as.example.test/token, audience: t, resource: https://t.example.test}\n", "client_id_env"},
+		{"token exchange over http", base + "    token_sha256: [" + tenant.Digest(tokenA) + "]\n    token_exchange:\n      tracker: {token_endpoint: http://as.example.test/token, client_id_env: X, audience: t, resource: https://t.example.test}\n", "https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := tenant.Parse([]byte(tc.file)); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -77,7 +77,7 @@ func (s *Service) auditRun(ctx context.Context, t *tenant.Tenant, sc RunScope, p
 // secretValues lists every secret value a run over entries could
 // resolve, plus all the tenant's configured ones.
 func (s *Service) secretValues(t *tenant.Tenant, entries []string, secrets func(string) egress.Secrets) []string {
-	var out []string
+	out := []string{t.AccessToken}
 	for _, v := range t.Secrets {
 		out = append(out, v)
 	}

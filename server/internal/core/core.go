@@ -55,7 +55,15 @@ type Options struct {
 	// Limiter enforces tenants' rate_limits (nil = one per process, on Clock).
 	Limiter ratelimit.Limiter
 	Clock   func() time.Time
+	// Exchange obtains a person's upstream token for a catalog by RFC 8693
+	// token exchange (nil = catalogs configured for it answer an error).
+	Exchange TokenExchanger
 }
+
+// TokenExchanger exchanges the caller's access token for an upstream
+// token of the same person, as the tenant's token_exchange for entryID
+// says.
+type TokenExchanger func(ctx context.Context, t *tenant.Tenant, entryID string) (string, error)
 
 // New checks and compiles vendor modules (a catalog whose module is refused
 // is left out, the rest serve) and indexes the catalogs.
@@ -82,6 +90,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		creds:     o.Credentials,
 		audit:     o.Audit,
 		limiter:   o.Limiter,
+		exchange:  o.Exchange,
 		log:       o.Logger,
 		registry:  reg,
 		host:      o.Host,

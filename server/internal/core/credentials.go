@@ -33,7 +33,7 @@ func (m secretMap) Secret(name string) (string, bool) {
 // the run fails before any backend call with a credential-missing problem
 // that names the catalog and how to connect it.
 func (s *Service) principalSecrets(ctx context.Context, t *tenant.Tenant, p *plan.Plan, base func(string) egress.Secrets) (func(string) egress.Secrets, error) {
-	if t.Principal == "" || len(t.PrincipalCredentials) == 0 {
+	if t.Principal == "" || len(t.PrincipalCredentials)+len(t.TokenExchange) == 0 {
 		return base, nil
 	}
 	var used []string
@@ -47,6 +47,14 @@ func (s *Service) principalSecrets(ctx context.Context, t *tenant.Tenant, p *pla
 	for _, e := range used {
 		cat, ok := s.registry.byID[e]
 		if !ok {
+			continue
+		}
+		if _, ok := t.TokenExchange[e]; ok {
+			tok, err := s.exchanged(ctx, t, e)
+			if err != nil {
+				return nil, err
+			}
+			own[e] = egress.ScopeSecrets(secretMap{cat.Auth.Env: tok}, e, cat.SecretNames())
 			continue
 		}
 		if s.creds == nil {
@@ -98,7 +106,7 @@ func (s *Service) delegated(t *tenant.Tenant, entry string) (string, string, []s
 		return "", "", nil, problem.New(http.StatusServiceUnavailable, "no-credential-store", "this server has no credential store configured")
 	}
 	cat, ok := s.registry.Resolve(entry)
-	if !ok || !t.Allows(cat.EntryID) || !t.Delegates(cat.EntryID) {
+	if !ok || !t.Allows(cat.EntryID) || !slices.Contains(t.PrincipalCredentials, cat.EntryID) {
 		return "", "", nil, problem.NotFound("catalog %q takes no per-person credential in this tenant", entry)
 	}
 	return cat.EntryID, cat.Auth.Env, cat.SecretNames(), nil
@@ -171,4 +179,22 @@ func (s *Service) Credentials(ctx context.Context, t *tenant.Tenant) (wanted, co
 		connected = got
 	}
 	return wanted, connected, nil
+}
+
+// exchanged obtains the caller's upstream token for entry by token
+// exchange. A failure names the catalog, never a token.
+func (s *Service) exchanged(ctx context.Context, t *tenant.Tenant, entry string) (string, error) {
+	if s.exchange == nil || t.AccessToken == "" {
+		return "", problem.New(http.StatusFailedDependency, "credential-exchange-failed",
+			fmt.Sprintf("catalog %s obtains your credential by token exchange, which this server cannot do for this request", entry))
+	}
+	tok, err := s.exchange(ctx, t, entry)
+	if err != nil {
+		s.log.Warn("token exchange failed", "tenant", t.ID, "catalog", entry, "err", err)
+		p := problem.New(http.StatusFailedDependency, "credential-exchange-failed",
+			fmt.Sprintf("catalog %s: exchanging your access token for its credential failed", entry))
+		p.Hint = "your authorization server may not allow this exchange for you; ask the tenant's operator"
+		return "", p
+	}
+	return tok, nil
 }

@@ -55,6 +55,8 @@ type Service struct {
 	audit audit.Log
 	// limiter enforces tenants' rate_limits.
 	limiter ratelimit.Limiter
+	// exchange performs token exchange for catalogs configured for it.
+	exchange TokenExchanger
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine

@@ -149,3 +149,33 @@ func (c *Config) MetadataURL() string {
 
 // WellKnown is the RFC 9728 well-known URI suffix.
 const WellKnown = "/.well-known/oauth-protected-resource"
+
+// Exchange configures RFC 8693 token exchange for one catalog: a person's
+// access token is exchanged at the catalog's token endpoint for an
+// upstream token of that person. Client credentials are tenant secret
+// names (they never appear in the file in clear).
+type Exchange struct {
+	TokenEndpoint   string   `yaml:"token_endpoint" json:"token_endpoint"`
+	ClientIDEnv     string   `yaml:"client_id_env" json:"client_id_env"`
+	ClientSecretEnv string   `yaml:"client_secret_env" json:"client_secret_env,omitempty"`
+	Audience        string   `yaml:"audience" json:"audience"`
+	Resource        string   `yaml:"resource" json:"resource"`
+	Scopes          []string `yaml:"scopes" json:"scopes,omitempty"`
+}
+
+// Validate checks one exchange.
+func (x *Exchange) Validate() error {
+	if err := absoluteURL(x.TokenEndpoint, false); err != nil {
+		return fmt.Errorf("%w: token_endpoint: %v", ErrConfig, err)
+	}
+	if x.ClientIDEnv == "" {
+		return fmt.Errorf("%w: client_id_env is required", ErrConfig)
+	}
+	if x.Audience == "" {
+		return fmt.Errorf("%w: audience is required", ErrConfig)
+	}
+	if err := absoluteURL(x.Resource, false); err != nil {
+		return fmt.Errorf("%w: resource: %v", ErrConfig, err)
+	}
+	return nil
+}

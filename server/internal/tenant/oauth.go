@@ -41,10 +41,12 @@ func (s *Set) OAuth() *oauthconfig.Config {
 }
 
 // WithPrincipal returns a copy of t acting for principal: what a delegated
-// credential resolves to. The copy shares t's read-only configuration.
-func (t *Tenant) WithPrincipal(principal string) *Tenant {
+// credential (accessToken) resolves to. The copy shares t's read-only
+// configuration.
+func (t *Tenant) WithPrincipal(principal, accessToken string) *Tenant {
 	c := *t
 	c.Principal = principal
+	c.AccessToken = accessToken
 	return &c
 }
 

@@ -152,6 +152,12 @@ type Tenant struct {
 	// principal: a delegated caller's runs use the credential that person
 	// stored (PUT /v1/credentials/{entry_id}), never the tenant's secrets.
 	PrincipalCredentials []string `yaml:"principal_credentials"`
+	// TokenExchange, by entry id, obtains a person's upstream token by
+	// exchanging their access token (RFC 8693) instead of a stored one.
+	TokenExchange map[string]oauthconfig.Exchange `yaml:"token_exchange"`
+	// AccessToken is the caller's OAuth access token on the per-request
+	// copy (the subject of a token exchange); never read from the file.
+	AccessToken string `yaml:"-"`
 	// Principal is set on the per-request copy a delegated credential
 	// (an OAuth access token) yields: the person the agent acts for. It is
 	// never read from the file.
@@ -233,6 +239,11 @@ func Parse(b []byte) (*Set, error) {
 		}
 		if err := t.RateLimits.Validate(); err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.ID, err)
+		}
+		for e, x := range t.TokenExchange {
+			if err := x.Validate(); err != nil {
+				return nil, fmt.Errorf("tenant %s: token_exchange %s: %w", t.ID, e, err)
+			}
 		}
 		// Resolved once here, so every user of t.Limits sees the defaults.
 		t.Limits = t.Limits.Over(f.Defaults.Limits)

@@ -23,11 +23,18 @@ import (
 // Server is a running test authorization server.
 type Server struct {
 	*httptest.Server
-	mu       sync.Mutex
-	keys     []*rsa.PrivateKey // published; the last one signs
-	kids     []string
-	nkid     int
-	jwksHits atomic.Int64
+	// Exchange, when set, serves RFC 8693 token exchange at /token for a
+	// client with ExchangeClientID / ExchangeClientSecret: it returns the
+	// upstream token for the subject token's sub.
+	Exchange             func(sub string) string
+	ExchangeClientID     string
+	ExchangeClientSecret string
+	exchanges            atomic.Int64
+	mu                   sync.Mutex
+	keys                 []*rsa.PrivateKey // published; the last one signs
+	kids                 []string
+	nkid                 int
+	jwksHits             atomic.Int64
 }
 
 // New starts a server with one fresh signing key; it closes with t.
@@ -55,11 +62,46 @@ func New(t testing.TB) *Server {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(set)
 	})
+	mux.HandleFunc("/token", s.serveToken)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	s.Rotate(t, false)
 	return s
 }
+
+// serveToken answers token exchange requests (RFC 8693 §2).
+func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
+	fail := func(code int, e string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": e})
+	}
+	if err := r.ParseForm(); err != nil || s.Exchange == nil {
+		fail(http.StatusBadRequest, "invalid_request")
+		return
+	}
+	if r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" {
+		fail(http.StatusBadRequest, "unsupported_grant_type")
+		return
+	}
+	if r.PostForm.Get("client_id") != s.ExchangeClientID || r.PostForm.Get("client_secret") != s.ExchangeClientSecret {
+		fail(http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	var c jwt.MapClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(r.PostForm.Get("subject_token"), &c); err != nil {
+		fail(http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	sub, _ := c["sub"].(string)
+	s.exchanges.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": s.Exchange(sub), "token_type": "Bearer",
+		"issued_token_type": "urn:ietf:params:oauth:token-type:access_token", "expires_in": 3600})
+}
+
+// Exchanges counts token exchanges served.
+func (s *Server) Exchanges() int { return int(s.exchanges.Load()) }
 
 // Issuer is the server's issuer identifier (its base URL).
 func (s *Server) Issuer() string { return s.URL }
