@@ -165,6 +165,7 @@ func (s *Service) DeleteCredential(ctx context.Context, t *tenant.Tenant, entry 
 // Credentials lists the catalogs that take the caller's own credential and
 // those it has connected; never a value.
 func (s *Service) Credentials(ctx context.Context, t *tenant.Tenant) (wanted, connected []string, err error) {
+	wanted = []string{}
 	for _, e := range t.PrincipalCredentials {
 		if t.Allows(e) {
 			wanted = append(wanted, e)

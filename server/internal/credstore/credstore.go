@@ -118,6 +118,9 @@ const fileAAD = "plasmd-credentials-v1"
 
 // ParseKey decodes a base64 key of 32 bytes.
 func ParseKey(s string) ([]byte, error) {
+	if s == "" {
+		return nil, fmt.Errorf("%w: %s is not set (32 random bytes, base64)", ErrKey, KeyEnv)
+	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 		if k, err := enc.DecodeString(s); err == nil {
 			if len(k) != 32 {
