@@ -23,9 +23,13 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/audit"
+	"github.com/plasmd/plasmd/server/internal/authz"
 	"github.com/plasmd/plasmd/server/internal/console"
 	"github.com/plasmd/plasmd/server/internal/core"
+	"github.com/plasmd/plasmd/server/internal/credstore"
 	"github.com/plasmd/plasmd/server/internal/metrics"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 	"github.com/plasmd/plasmd/server/internal/tracing"
@@ -69,6 +73,25 @@ type Config struct {
 	// TracerProvider receives run spans (nil: tracing off); see
 	// server/internal/tracing.
 	TracerProvider trace.TracerProvider
+	// Credentials stores per-principal upstream credentials for catalogs a
+	// tenant lists under principal_credentials (nil = none can be stored).
+	Credentials credstore.Store
+	// Audit records mutations and review-gated runs; nil keeps the last
+	// records in memory only (GET /v1/audit still works).
+	Audit audit.Log
+	// CredentialsFile, when Credentials is nil, opens an encrypted
+	// per-principal credential file; its key is read from the environment
+	// (credstore.KeyEnv, PLASMD_CREDENTIALS_KEY).
+	CredentialsFile string
+	// AuditFile, when Audit is nil, appends audit records as JSON lines.
+	AuditFile string
+	// RateLimiter enforces tenants' rate_limits; replicas that share one
+	// (a Redis-backed limiter) share the limits. nil = one per process,
+	// on Clock when set.
+	RateLimiter ratelimit.Limiter
+	// AuthClient fetches authorization servers' JWKS and metadata when the
+	// tenants file configures oauth (nil = a client with a 10s timeout).
+	AuthClient *http.Client
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -86,6 +109,8 @@ type App struct {
 	egress      *egress.Client
 	metrics     *metrics.Metrics
 	console     *console.Console
+	verifier    *authz.Verifier
+	closeStores func()
 	closeOnce   sync.Once
 }
 
@@ -100,17 +125,23 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.Limits == (sandbox.Limits{}) {
 		cfg.Limits = sandbox.DefaultLimits()
 	}
+	closeStores, err := openStores(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New(metrics.Options{})
 	journal := activity.New(activity.Options{})
 	tracer := tracing.New(cfg.TracerProvider)
 	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}})
 	if err != nil {
+		closeStores()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	m.WatchHost(host)
 	engine, err := host.Module(ctx, enginewasm.Wasm)
 	if err != nil {
 		host.Close(ctx)
+		closeStores()
 		return nil, fmt.Errorf("engine module: %w", err)
 	}
 	eg := egress.New(cfg.Egress)
@@ -124,20 +155,26 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		store = cfg.SessionStore
 	}
 	svc, err := core.New(ctx, core.Options{
-		Logger:   cfg.Logger,
-		Catalogs: catalogs,
-		Host:     host,
-		Engine:   engine,
-		Sender:   eg,
-		Exec:     executor.New(tracer.Sender(eg), executor.Limits{}, executor.WithObserver(m)),
-		Store:    store,
-		Limits:   cfg.Limits,
-		Modules:  cfg.Modules,
-		Journal:  journal,
-		Tracer:   tracer,
+		Logger:      cfg.Logger,
+		Catalogs:    catalogs,
+		Host:        host,
+		Engine:      engine,
+		Sender:      eg,
+		Exec:        executor.New(tracer.Sender(eg), executor.Limits{}, executor.WithObserver(m)),
+		Store:       store,
+		Limits:      cfg.Limits,
+		Modules:     cfg.Modules,
+		Journal:     journal,
+		Tracer:      tracer,
+		Credentials: cfg.Credentials,
+		Audit:       cfg.Audit,
+		Limiter:     cfg.RateLimiter,
+		Clock:       cfg.Clock,
+		Exchange:    exchangeFor(cfg),
 	})
 	if err != nil {
 		host.Close(ctx)
+		closeStores()
 		return nil, err
 	}
 	a := &App{
@@ -149,7 +186,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		metrics:   m,
 		svc:       svc,
 	}
+	a.closeStores = closeStores
 	a.stdioTenant = a.anonymous
+	a.verifier = newVerifier(cfg.Tenants, cfg)
 	a.mcp = a.newMCPServer()
 	a.mcpHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.mcp }, &mcp.StreamableHTTPOptions{
 		Logger: cfg.Logger,
@@ -162,8 +201,10 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	})
 	if err := a.newConsole(); err != nil {
 		host.Close(ctx)
+		closeStores()
 		return nil, err
 	}
+	a.mcpHTTP = a.bindMCPSessions(a.mcpHTTP)
 	a.echo = echo.New()
 	a.echo.HideBanner = true
 	a.echo.HidePort = true
@@ -210,6 +251,7 @@ func (a *App) Close(ctx context.Context) {
 	a.closeOnce.Do(func() {
 		a.egress.Close()
 		a.svc.Close(ctx)
+		a.closeStores()
 	})
 }
 

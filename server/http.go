@@ -34,10 +34,13 @@ func (a *App) routes(e *echo.Echo) {
 	}
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: a.cfg.MaxBody}))
 	e.GET("/v1/health", a.health)
+	a.metadataRoutes(e)
 	auth := e.Group("", a.authenticate)
 	auth.GET("/v1/registry", a.registryList)
 	auth.GET("/v1/registry/:entry", a.registryEntry)
 	auth.POST("/v1/discover", a.discover)
+	a.credentialRoutes(auth)
+	auth.GET("/v1/audit", a.auditList)
 	auth.POST("/execute", a.executeOpen)
 	auth.GET("/execute/:ph/:s", a.executeGet)
 	auth.POST("/execute/:ph/:s", a.executeRun)
@@ -141,25 +144,21 @@ func (a *App) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, err := a.tenantFor(c.Request())
 		if err != nil {
-			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="plasmd"`)
-			return problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+			return a.unauthorized(c, err)
 		}
 		c.Set(tenantKey, t)
+		withCaller(c, t)
+		// MCP is charged per tool call (rateLimitTools), not per message.
+		if c.Path() != "/mcp" {
+			if err := a.svc.AdmitRequest(c.Request().Context(), t); err != nil {
+				return err
+			}
+		}
 		return next(c)
 	}
 }
 
-func (a *App) tenantFor(r *http.Request) (*tenant.Tenant, error) {
-	if a.tenants == nil {
-		return a.anonymous, nil
-	}
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok {
-		return nil, tenant.ErrUnauthorized
-	}
-	return a.tenants.Authenticate(strings.TrimSpace(tok))
-}
+func (a *App) tenantFor(r *http.Request) (*tenant.Tenant, error) { return a.identify(r) }
 
 func tenantOf(c echo.Context) *tenant.Tenant { return c.Get(tenantKey).(*tenant.Tenant) }
 
@@ -210,7 +209,8 @@ func (a *App) health(c echo.Context) error {
 
 func (a *App) registryList(c echo.Context) error {
 	t := tenantOf(c)
-	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": a.svc.Catalogs(t), "limits": a.svc.EffectiveLimits(t), "run_budget": t.Limits.RunBudget()})
+	return c.JSON(http.StatusOK, map[string]any{"tenant": t.ID, "catalogs": a.svc.Catalogs(t), "limits": a.svc.EffectiveLimits(t), "run_budget": t.Limits.RunBudget(),
+		"rate_limits": t.RateLimits, "principal": t.Principal})
 }
 
 func (a *App) registryEntry(c echo.Context) error {
@@ -270,7 +270,11 @@ func (a *App) executeOpen(c echo.Context) error {
 func executePath(e session.Execute) string { return "/execute/" + e.PromptHash + "/" + e.ID }
 
 func (a *App) loadExecute(c echo.Context) (session.Execute, error) {
-	return a.svc.Store().GetExecute(c.Request().Context(), tenantOf(c).ID, c.Param("ph"), c.Param("s"))
+	ex, err := a.svc.Store().GetExecute(c.Request().Context(), tenantOf(c).ID, c.Param("ph"), c.Param("s"))
+	if err == nil && ex.Principal != tenantOf(c).Principal {
+		return session.Execute{}, session.ErrNotFound
+	}
+	return ex, err
 }
 
 func (a *App) executeGet(c echo.Context) error {
@@ -331,7 +335,7 @@ func (a *App) executeRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, Ref: "s0"}, program)
+	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, Ref: "s0", CommitRef: c.QueryParam("plan_commit_ref")}, program)
 	if err != nil {
 		return err
 	}
@@ -361,15 +365,16 @@ func (a *App) executeRuns(c echo.Context) error {
 		return err
 	}
 	type item struct {
-		RunID   string   `json:"run_id"`
-		N       int      `json:"n"`
-		Program string   `json:"program"`
-		Created string   `json:"created"`
-		Roots   []string `json:"roots"`
+		RunID     string   `json:"run_id"`
+		N         int      `json:"n"`
+		Program   string   `json:"program"`
+		Principal string   `json:"principal,omitempty"`
+		Created   string   `json:"created"`
+		Roots     []string `json:"roots"`
 	}
 	out := []item{}
 	for _, r := range runs {
-		it := item{RunID: r.RunID, N: r.N, Program: r.Program, Created: r.Created.Format("2006-01-02T15:04:05Z07:00")}
+		it := item{RunID: r.RunID, N: r.N, Program: r.Program, Principal: r.Principal, Created: r.Created.Format("2006-01-02T15:04:05Z07:00")}
 		for _, root := range r.Roots {
 			it.Roots = append(it.Roots, root.Label)
 		}
@@ -477,5 +482,9 @@ func artifactJSON(r session.Run) map[string]any {
 		}
 		roots = append(roots, m)
 	}
-	return map[string]any{"run_id": r.RunID, "n": r.N, "program": r.Program, "created": r.Created, "results": roots}
+	m := map[string]any{"run_id": r.RunID, "n": r.N, "program": r.Program, "created": r.Created, "results": roots}
+	if r.Principal != "" {
+		m["principal"] = r.Principal
+	}
+	return m
 }

@@ -72,7 +72,7 @@ func (m *mcpSessions) id(ss *mcp.ServerSession, extra *mcp.RequestExtra, t *tena
 		}
 	}
 	if extra != nil && extra.Header != nil || ss == nil {
-		return "stateless:" + t.ID
+		return "stateless:" + t.Scope()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,6 +124,7 @@ func (a *App) newMCPServer() *mcp.Server {
 			}()
 		},
 	})
+	s.AddReceivingMiddleware(a.rateLimitTools)
 	mcp.AddTool(s, &mcp.Tool{Name: "discover_capabilities", Description: "Rank catalog entities for one intent sentence describing the whole goal. Returns TSV rows api/entity/description; copy api and entity into plasm_context seeds."}, a.toolDiscover)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm_context", Description: "Open or extend the logical session for an intent with entity seeds. First line is the logical_session_ref (`s0`); then the teaching table (first open) or only new rows (expand/federate), or one line when nothing changed."}, a.toolContext)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm", Description: "Dry-run a program: parse, expand symbols, type-check and plan without calling any backend. Returns the plan summary and verdict."}, a.toolPlan)
@@ -140,6 +141,9 @@ func (a *App) mcpTenant(req *mcp.CallToolRequest) (*tenant.Tenant, error) {
 }
 
 func (a *App) mcpTenantFromHeader(extra *mcp.RequestExtra) (*tenant.Tenant, error) {
+	if t, ok := callerFromExtra(extra); ok {
+		return t, nil
+	}
 	if extra == nil || extra.Header == nil {
 		return a.stdioTenant, nil
 	}
@@ -256,13 +260,17 @@ func contextMeta(out *core.ContextResult) map[string]any {
 	if out.Continuity.PreviousExecute != nil {
 		cont["previous_execute"] = out.Continuity.PreviousExecute
 	}
-	return map[string]any{
+	m := map[string]any{
 		"logical_session_ref": out.Ref,
 		"logical_session_id":  out.LogicalID,
 		"continuity":          cont,
 		"domain_revision":     out.Execute.DomainRevision,
 		"catalog_entry_ids":   out.Execute.Entries,
 	}
+	if out.Execute.Principal != "" {
+		m["principal"] = out.Execute.Principal
+	}
+	return m
 }
 
 // sessionFor resolves a logical_session_ref to its live execute session.
@@ -284,6 +292,9 @@ func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref s
 		return session.Execute{}, "", p
 	}
 	ex, err := a.svc.Store().GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
+	if err == nil && ex.Principal != t.Principal {
+		return session.Execute{}, "", problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
+	}
 	if err != nil {
 		p := problem.New(http.StatusGone, "stale-session", fmt.Sprintf("the execute session behind %s expired or is gone; its symbols are void", ref))
 		p.Hint = "call plasm_context again with the same intent to open a new session, then use only the new table's symbols"
@@ -293,12 +304,16 @@ func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref s
 }
 
 func (a *App) baseMeta(ref, logicalID string, ex session.Execute) map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		"logical_session_ref": ref,
 		"logical_session_id":  logicalID,
 		"domain_revision":     ex.DomainRevision,
 		"catalog_entry_ids":   ex.Entries,
 	}
+	if ex.Principal != "" {
+		m["principal"] = ex.Principal
+	}
+	return m
 }
 
 func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in programIn) (*mcp.CallToolResult, any, error) {
@@ -365,7 +380,7 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 		return toolError(err, nil), nil, nil
 	}
 	meta := a.baseMeta(in.Ref, lid, ex)
-	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: in.Ref}, in.Program)
+	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: in.Ref, CommitRef: in.PlanCommitRef}, in.Program)
 	if err != nil {
 		return toolError(err, meta), nil, nil
 	}
@@ -436,6 +451,10 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 	default:
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	// Another principal's run reads as absent, like another tenant's.
+	if run.Principal != t.Principal {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	b, err := json.Marshal(artifactJSON(run))

@@ -92,6 +92,8 @@ type common struct {
 	logLevel    string
 	logFormat   string
 	otlp        string
+	credentials string
+	auditLog    string
 }
 
 type multiFlag []string
@@ -110,6 +112,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
+	fs.StringVar(&c.credentials, "credentials", "", "per-principal upstream credentials file, AES-GCM encrypted under the base64 32-byte key in $PLASMD_CREDENTIALS_KEY")
+	fs.StringVar(&c.auditLog, "audit-log", "", "append audit records (mutations, review-gated runs, credential changes) to this JSON lines file")
 }
 
 // setup loads catalogs (and starts the demo backend) and builds the app.
@@ -175,6 +179,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
 		MaxInstances: c.maxInst, Spares: c.spares,
 		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
+		CredentialsFile: c.credentials, AuditFile: c.auditLog,
 	}, cats)
 	if err != nil {
 		cleanup()

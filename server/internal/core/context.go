@@ -74,7 +74,7 @@ func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, inte
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.store.OpenLogical(ctx, t.ID, intent)
+	l, err := s.store.OpenLogical(ctx, t.ID, logicalIntent(t, intent))
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Service) OpenExecute(ctx context.Context, t *tenant.Tenant, seeds []See
 }
 
 func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed, intent string, ranked []string, logicalID string) (*Opened, error) {
-	key := reuseKey(t.ID, rs, logicalID)
+	key := reuseKey(t.ID, t.Principal, rs, logicalID)
 	unlock := s.reuseLocks.lock(key)
 	defer unlock()
 	if ex, err := s.store.FindReusable(ctx, t.ID, key); err == nil {
@@ -181,7 +181,7 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed,
 	// LastUsed stays zero: the store stamps it with its own clock, the one
 	// its idle TTL is measured by.
 	ex := session.Execute{
-		Tenant: t.ID, PromptHash: hex.EncodeToString(sum[:8]), ID: uuid.NewString(), LogicalID: logicalID,
+		Tenant: t.ID, Principal: t.Principal, PromptHash: hex.EncodeToString(sum[:8]), ID: uuid.NewString(), LogicalID: logicalID,
 		ReuseKey: key, Entries: exp.Entries(), Digests: digests(cats, exp.Entries()),
 		Symbols: m, Exposure: exp, Prompt: prompt, DomainRevision: 1, Created: time.Now().UTC(),
 	}
@@ -293,4 +293,14 @@ func groupSeeds(rs []resolvedSeed) (map[string][]teaching.Seed, []string) {
 		byEntry[id] = append(byEntry[id], teaching.Seed{EntryID: id, Entity: sd.entity})
 	}
 	return byEntry, entries
+}
+
+// logicalIntent keys a logical session: the intent, qualified by the
+// principal when auth is delegated, so two people using the same intent
+// string get separate logical sessions (and so separate refs and symbols).
+func logicalIntent(t *tenant.Tenant, intent string) string {
+	if t.Principal == "" {
+		return intent
+	}
+	return t.Principal + "\x00" + intent
 }

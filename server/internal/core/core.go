@@ -10,12 +10,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"time"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/audit"
+	"github.com/plasmd/plasmd/server/internal/credstore"
 	"github.com/plasmd/plasmd/server/internal/problem"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 	"github.com/plasmd/plasmd/server/internal/tracing"
@@ -43,7 +47,23 @@ type Options struct {
 	// them (nil: no spans, runs still carry their session's trace id).
 	Journal *activity.Journal
 	Tracer  *tracing.Tracer
+	// Credentials holds per-principal upstream credentials (nil = none).
+	Credentials credstore.Store
+	// Audit records mutations and review-gated runs (nil = an in-memory
+	// ring of the last AuditRingSize records).
+	Audit audit.Log
+	// Limiter enforces tenants' rate_limits (nil = one per process, on Clock).
+	Limiter ratelimit.Limiter
+	Clock   func() time.Time
+	// Exchange obtains a person's upstream token for a catalog by RFC 8693
+	// token exchange (nil = catalogs configured for it answer an error).
+	Exchange TokenExchanger
 }
+
+// TokenExchanger exchanges the caller's access token for an upstream
+// token of the same person, as the tenant's token_exchange for entryID
+// says.
+type TokenExchanger func(ctx context.Context, t *tenant.Tenant, entryID string) (string, error)
 
 // New checks and compiles vendor modules (a catalog whose module is refused
 // is left out, the rest serve) and indexes the catalogs.
@@ -60,7 +80,17 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		// A subset of a valid registry is valid.
 		reg, _ = NewRegistry(kept)
 	}
+	if o.Audit == nil {
+		o.Audit = audit.NewRing(AuditRingSize)
+	}
+	if o.Limiter == nil {
+		o.Limiter = ratelimit.NewMemory(o.Clock)
+	}
 	return &Service{
+		creds:     o.Credentials,
+		audit:     o.Audit,
+		limiter:   o.Limiter,
+		exchange:  o.Exchange,
 		log:       o.Logger,
 		registry:  reg,
 		host:      o.Host,

@@ -25,31 +25,33 @@ func TestSessionReuseKey(t *testing.T) {
 		}
 		return out
 	}
-	base := reuseKey("a", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1")
+	base := reuseKey("a", "", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1")
 	tests := []struct {
-		name   string
-		tenant string
-		seeds  []resolvedSeed
-		lid    string
-		same   bool
+		name      string
+		tenant    string
+		principal string
+		seeds     []resolvedSeed
+		lid       string
+		same      bool
 	}{
-		{"identical", "a", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1", true},
-		{"seeds reordered", "a", seeds(kanban, "Issue", tracker, "Project", tracker, "Issue"), "L1", true},
-		{"duplicate seeds", "a", seeds(tracker, "Project", kanban, "Issue", tracker, "Issue", tracker, "Project"), "L1", true},
+		{"identical", "a", "", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1", true},
+		{"seeds reordered", "a", "", seeds(kanban, "Issue", tracker, "Project", tracker, "Issue"), "L1", true},
+		{"duplicate seeds", "a", "", seeds(tracker, "Project", kanban, "Issue", tracker, "Issue", tracker, "Project"), "L1", true},
 		// The primary is kanban (lexicographically first); tracker entities
 		// are secondary and federate after the open.
-		{"secondary entities differ", "a", seeds(tracker, "Issue", kanban, "Issue"), "L1", true},
-		{"other tenant", "b", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1", false},
-		{"other logical session", "a", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L2", false},
-		{"no logical session (HTTP)", "a", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "", false},
-		{"other primary entities", "a", seeds(tracker, "Issue", kanban, "Issue", kanban, "Team"), "L1", false},
-		{"other primary catalog", "a", seeds(tracker, "Issue", tracker, "Project"), "L1", false},
-		{"other catalog digest", "a", seeds(tracker, "Issue", cat("kanban", "dk2", ""), "Issue"), "L1", false},
-		{"vendor module pinned", "a", seeds(tracker, "Issue", cat("kanban", "dk", "m1"), "Issue"), "L1", false},
+		{"secondary entities differ", "a", "", seeds(tracker, "Issue", kanban, "Issue"), "L1", true},
+		{"other tenant", "b", "", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1", false},
+		{"other principal (delegated)", "a", "alice", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L1", false},
+		{"other logical session", "a", "", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "L2", false},
+		{"no logical session (HTTP)", "a", "", seeds(tracker, "Issue", tracker, "Project", kanban, "Issue"), "", false},
+		{"other primary entities", "a", "", seeds(tracker, "Issue", kanban, "Issue", kanban, "Team"), "L1", false},
+		{"other primary catalog", "a", "", seeds(tracker, "Issue", tracker, "Project"), "L1", false},
+		{"other catalog digest", "a", "", seeds(tracker, "Issue", cat("kanban", "dk2", ""), "Issue"), "L1", false},
+		{"vendor module pinned", "a", "", seeds(tracker, "Issue", cat("kanban", "dk", "m1"), "Issue"), "L1", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := reuseKey(tc.tenant, tc.seeds, tc.lid)
+			got := reuseKey(tc.tenant, tc.principal, tc.seeds, tc.lid)
 			if (got == base) != tc.same {
 				t.Fatalf("key equal to base = %v, want %v", got == base, tc.same)
 			}
@@ -58,7 +60,7 @@ func TestSessionReuseKey(t *testing.T) {
 	if p := primaryEntry(seeds(tracker, "Issue", kanban, "Issue")); p != "kanban" {
 		t.Fatalf("primary = %s, want the lexicographically first catalog", p)
 	}
-	if a, b := reuseKey("a", seeds(tracker, "Issue"), ""), reuseKey("a", seeds(cat("tracker", "dt", "m2"), "Issue"), ""); a == b {
+	if a, b := reuseKey("a", "", seeds(tracker, "Issue"), ""), reuseKey("a", "", seeds(cat("tracker", "dt", "m2"), "Issue"), ""); a == b {
 		t.Fatal("vendor module digest is not part of the key")
 	}
 }

@@ -23,7 +23,10 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/audit"
+	"github.com/plasmd/plasmd/server/internal/credstore"
 	"github.com/plasmd/plasmd/server/internal/problem"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -46,6 +49,14 @@ type Service struct {
 	// (observe.go).
 	journal *activity.Journal
 	tracer  *tracing.Tracer
+	// creds holds per-principal upstream credentials (nil = none stored).
+	creds credstore.Store
+	// audit records mutations and review-gated runs (nil = not recorded).
+	audit audit.Log
+	// limiter enforces tenants' rate_limits.
+	limiter ratelimit.Limiter
+	// exchange performs token exchange for catalogs configured for it.
+	exchange TokenExchanger
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine
@@ -158,8 +169,10 @@ func exposedEntities(c *catalog.Catalog) []string {
 // reuseKey is the SessionReuseKey of seed 000: tenant scope, primary entry
 // (lexicographically first catalog among the seeds), its catalog digest, the
 // sorted deduplicated primary-catalog entities, the vendor module digest, and
-// the logical session id.
-func reuseKey(tenantID string, seeds []resolvedSeed, logicalID string) string {
+// the logical session id. principal is set when auth resolution is
+// delegated (an OAuth access token names the person): two principals with
+// the same intent never share an execute row or its symbols.
+func reuseKey(tenantID, principal string, seeds []resolvedSeed, logicalID string) string {
 	primary := primaryEntry(seeds)
 	var ents []string
 	var cat *catalog.Catalog
@@ -175,7 +188,7 @@ func reuseKey(tenantID string, seeds []resolvedSeed, logicalID string) string {
 	if cat.Module != nil {
 		module = cat.Module.SHA256
 	}
-	parts := []string{tenantID, primary, cat.Digest, strings.Join(ents, ","), "", module, logicalID}
+	parts := []string{tenantID, primary, cat.Digest, strings.Join(ents, ","), principal, module, logicalID}
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:])
 }
@@ -224,6 +237,8 @@ type RunScope struct {
 	LogicalID string
 	// Ref is the logical session ref (s0 for HTTP runs).
 	Ref string
+	// CommitRef is the plan_commit_ref the client passed, for the audit log.
+	CommitRef string
 }
 
 func (r RunScope) scope() string {
@@ -252,9 +267,15 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.admitPlan(ctx, t, p); err != nil {
+		return nil, err
+	}
 	sb := s.sandboxFor(t)
 	origins := s.registry.Origins(sc.Execute.Entries)
-	secrets := s.registry.secretsFor(t, sc.Execute.Entries)
+	secrets, err := s.principalSecrets(ctx, t, p, s.registry.secretsFor(t, sc.Execute.Entries))
+	if err != nil {
+		return nil, err
+	}
 	env := &executor.Env{
 		Engine:     s.tracer.Engine(sb),
 		OnStep:     s.tracer.StepHook(),
@@ -268,6 +289,7 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	}
 	res, err := s.exec.Run(ctx, p, env)
 	if err != nil {
+		s.auditRun(ctx, t, sc, program, p, nil, "", err, secrets)
 		return &RunOutcome{Plan: p}, err
 	}
 	n, err := s.store.NextSeq(ctx, t.ID, sc.scope(), "run")
@@ -275,7 +297,7 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 		return nil, err
 	}
 	run := session.Run{
-		Tenant: t.ID, LogicalID: sc.LogicalID, PromptHash: sc.Execute.PromptHash, SessionID: sc.Execute.ID,
+		Tenant: t.ID, Principal: t.Principal, LogicalID: sc.LogicalID, PromptHash: sc.Execute.PromptHash, SessionID: sc.Execute.ID,
 		RunID: uuid.NewString(), N: n, Program: program, Created: time.Now().UTC(),
 	}
 	out := &RunOutcome{Plan: p, Steps: res.Steps}
@@ -299,6 +321,7 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	if err := s.store.PutRun(ctx, run); err != nil {
 		return nil, err
 	}
+	s.auditRun(ctx, t, sc, program, p, res, run.RunID, nil, secrets)
 	out.Run = run
 	return out, nil
 }

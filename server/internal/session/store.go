@@ -60,6 +60,9 @@ type Execute struct {
 	ID         string `json:"id"`
 	LogicalID  string `json:"logical_id,omitempty"`
 	ReuseKey   string `json:"reuse_key"`
+	// Principal is the person the session acts for when auth is delegated;
+	// only that principal's requests may use the session.
+	Principal string `json:"principal,omitempty"`
 	// Entries are the catalogs in the session: primary first, then
 	// federated ones in the order they joined.
 	Entries []string `json:"entries"`
@@ -99,6 +102,7 @@ type RunRoot struct {
 // Run is a run artifact.
 type Run struct {
 	Tenant     string    `json:"tenant"`
+	Principal  string    `json:"principal,omitempty"`
 	LogicalID  string    `json:"logical_id,omitempty"`
 	PromptHash string    `json:"prompt_hash"`
 	SessionID  string    `json:"session_id"`

@@ -20,6 +20,8 @@ import (
 
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/oauthconfig"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 )
 
 // Anonymous is the tenant id used when auth is off.
@@ -144,6 +146,22 @@ type Tenant struct {
 	// Limits are the tenant's own, with the file's defaults already filled
 	// into zero fields by Parse.
 	Limits Limits `yaml:"limits"`
+	// RateLimits are token buckets per tenant, principal and capability.
+	RateLimits ratelimit.Config `yaml:"rate_limits"`
+	// PrincipalCredentials are catalogs whose auth is resolved per
+	// principal: a delegated caller's runs use the credential that person
+	// stored (PUT /v1/credentials/{entry_id}), never the tenant's secrets.
+	PrincipalCredentials []string `yaml:"principal_credentials"`
+	// TokenExchange, by entry id, obtains a person's upstream token by
+	// exchanging their access token (RFC 8693) instead of a stored one.
+	TokenExchange map[string]oauthconfig.Exchange `yaml:"token_exchange"`
+	// AccessToken is the caller's OAuth access token on the per-request
+	// copy (the subject of a token exchange); never read from the file.
+	AccessToken string `yaml:"-"`
+	// Principal is set on the per-request copy a delegated credential
+	// (an OAuth access token) yields: the person the agent acts for. It is
+	// never read from the file.
+	Principal string `yaml:"-"`
 }
 
 // Secret resolves a secret name: the tenant's secrets first, then (only for
@@ -168,6 +186,7 @@ type Set struct {
 	byID     map[string]*Tenant
 	byToken  map[[32]byte]*Tenant
 	defaults Limits
+	oauth    *oauthconfig.Config
 }
 
 type file struct {
@@ -176,6 +195,8 @@ type file struct {
 		Limits Limits `yaml:"limits"`
 	} `yaml:"defaults"`
 	Tenants []*Tenant `yaml:"tenants"`
+	// OAuth makes plasmd an OAuth resource server (see oauthconfig.Config).
+	OAuth *oauthconfig.Config `yaml:"oauth"`
 }
 
 // Load reads a tenants file (YAML or JSON).
@@ -216,10 +237,18 @@ func Parse(b []byte) (*Set, error) {
 		if err := t.Limits.validate(); err != nil {
 			return nil, fmt.Errorf("tenant %s: limits: %w", t.ID, err)
 		}
+		if err := t.RateLimits.Validate(); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.ID, err)
+		}
+		for e, x := range t.TokenExchange {
+			if err := x.Validate(); err != nil {
+				return nil, fmt.Errorf("tenant %s: token_exchange %s: %w", t.ID, e, err)
+			}
+		}
 		// Resolved once here, so every user of t.Limits sees the defaults.
 		t.Limits = t.Limits.Over(f.Defaults.Limits)
-		if len(t.TokenSHA256) == 0 {
-			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest", t.ID)
+		if len(t.TokenSHA256) == 0 && !oauthNames(f.OAuth, t.ID) {
+			return nil, fmt.Errorf("tenant %s: token_sha256 needs at least one digest (or an oauth rule naming the tenant)", t.ID)
 		}
 		for _, h := range t.TokenSHA256 {
 			raw, err := hex.DecodeString(strings.TrimSpace(h))
@@ -234,6 +263,9 @@ func Parse(b []byte) (*Set, error) {
 			s.byToken[k] = t
 		}
 		s.byID[t.ID] = t
+	}
+	if err := s.setOAuth(f.OAuth); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -137,12 +137,20 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("defaults:\n  limits:\n    queue_timeout: 1ms\ntenants: []\n"))
 	f.Add([]byte("{\"tenants\": [{\"id\": \"x\", \"token_sha256\": [\"00\"]}]}"))
 	f.Add([]byte("tenants: [[[[[[[[[[]]]]]]]]]]"))
+	f.Add([]byte("tenants:\n  - id: a\n    principal_credentials: [tracker]\n    rate_limits:\n      principal: {rate: 3, per: 1m}\n      capabilities: {\"tracker:issue_create\": {rate: 1, per: 1h}}\n" +
+		"oauth:\n  resource: https://x.example.test/mcp\n  authorization_servers: [{issuer: https://as.example.test}]\n  rules: [{claim: team, equals: t, tenant: a}]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(b)
 		if err != nil {
 			return
 		}
+		if oc := s.OAuth(); oc != nil && oc.Validate(func(id string) bool { _, ok := s.Get(id); return ok }) != nil {
+			t.Fatalf("accepted an invalid oauth section %+v", oc)
+		}
 		for _, tn := range s.All() {
+			if tn.RateLimits.Validate() != nil {
+				t.Fatalf("accepted invalid rate limits %+v", tn.RateLimits)
+			}
 			if tn.Limits.validate() != nil {
 				t.Fatalf("accepted invalid limits %+v", tn.Limits)
 			}
