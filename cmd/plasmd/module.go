@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,11 +18,24 @@ import (
 
 // moduleCommand runs `plasmd module check FILE.wasm…`.
 func moduleCommand(args []string, stdout, stderr io.Writer) int {
-	if len(args) < 2 || args[0] != "check" {
-		fmt.Fprintln(stderr, "usage: plasmd module check FILE.wasm…")
+	if len(args) < 1 || args[0] != "check" {
+		fmt.Fprintln(stderr, "usage: plasmd module check [--timeout D] FILE.wasm…")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	fs := flag.NewFlagSet("module check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	// The bound covers compiling and instantiating every file; a module
+	// looping in its initialisation is still stopped by the sandbox's own
+	// call deadline.
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "usage: plasmd module check [--timeout D] FILE.wasm…")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	host, err := sandbox.New(ctx, sandbox.Config{})
 	if err != nil {
@@ -30,7 +44,7 @@ func moduleCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer host.Close(context.Background())
 	failed := false
-	for _, p := range args[1:] {
+	for _, p := range fs.Args() {
 		if !checkModule(ctx, host, p, stdout, stderr) {
 			failed = true
 		}
