@@ -45,19 +45,25 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			ID: 0, Op: awkward, Input: -1, Columns: []string{awkward},
 			Args: map[string]any{"s": awkward, "i": int64(-3), "f": 2.5, "g": 1e300, "n": nil, "b": true,
 				"l": []any{"x", int64(1)}, "m": map[string]any{"z": 1.0, "a": awkward}},
-			ArgRefs:    []plan.ArgRef{{Var: "v", Node: 1, Field: "f"}},
-			ForEach:    &plan.Bind{Var: "id", Field: "id"},
-			Hop:        &plan.Hop{Relation: "r", Materialize: "m", Target: "T", Capability: "c", DistinctBy: awkward},
-			Hydrate:    &plan.Hydrate{Binds: []plan.Bind{{Var: "id", Field: awkward}}, Fields: []string{"body", awkward}},
-			Filters:    []plan.Pred{{Field: "f", Op: "~", Value: awkward}},
-			Transforms: []plan.Transform{{Kind: "limit", N: 3}, {Kind: "sort", Field: "f", Desc: true}, {Kind: "project", Fields: []string{"a"}}, {Kind: "filter", Preds: []plan.Pred{{Field: "x", Op: "=", Value: []any{}}}}},
-			Page:       &plan.PageRef{Handle: "s0_pg1", Limit: 5},
-			Many:       true, Deps: []int{1, 2}, Line: 3, Column: 4,
+			ArgRefs: []plan.ArgRef{{Var: "v", Node: 1, Field: "f"}},
+			ForEach: &plan.Bind{Var: "id", Field: "id"},
+			EachRow: &plan.EachRow{Binds: []plan.Bind{{Var: "title", Field: awkward}}},
+			Semi:    &plan.SemiJoin{Node: 2, Field: "project_id", Key: awkward},
+			Hop:     &plan.Hop{Relation: "r", Materialize: "m", Target: "T", Capability: "c", DistinctBy: awkward},
+			Hydrate: &plan.Hydrate{Binds: []plan.Bind{{Var: "id", Field: awkward}}, Fields: []string{"body", awkward}},
+			Filters: []plan.Pred{{Field: "f", Op: "~", Value: awkward}},
+			Transforms: []plan.Transform{{Kind: "limit", N: 3}, {Kind: "sort", Field: "f", Desc: true}, {Kind: "project", Fields: []string{"a"}}, {Kind: "filter", Preds: []plan.Pred{{Field: "x", Op: "=", Value: []any{}}}},
+				{Kind: "group_by", Field: "s", Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: awkward, Fn: "sum", Field: "x"}}},
+				{Kind: "derive", Derive: []plan.Derived{{Name: "t", Field: "title"}, {Name: "k", Value: awkward}}},
+				{Kind: "render", Template: awkward}},
+			Page: &plan.PageRef{Handle: "s0_pg1", Limit: 5},
+			Many: true, Deps: []int{1, 2}, Line: 3, Column: 4,
 		}},
 		Roots:   []plan.Root{{Label: awkward, Node: 0}},
 		Order:   []int{0},
 		Verdict: "review", Reasons: []string{awkward}, Summary: "s",
 	})
+	same(t, "empty each_row", &plan.Plan{Nodes: []plan.Node{{EachRow: &plan.EachRow{}}}})
 	same(t, "empty hydrate", &plan.Plan{Nodes: []plan.Node{{Hydrate: &plan.Hydrate{}}, {Hydrate: &plan.Hydrate{Binds: []plan.Bind{}, Fields: []string{}}}}})
 	same(t, "empty", &plan.Plan{})
 	same(t, "empty lists", &plan.Plan{Nodes: []plan.Node{}, Roots: []plan.Root{}, Order: []int{}, Reasons: []string{}})

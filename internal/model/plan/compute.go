@@ -1,0 +1,126 @@
+package plan
+
+import "strconv"
+
+// Computes: steps the host runs over rows it already holds (data plumbing
+// like sort and limit, never backend calls). Each needs the whole input
+// list to mean what the program says; see WholeList.
+
+// Node operations added for computed values.
+const (
+	// OpText yields one row {content: Args["content"]}: a string or
+	// heredoc bound on its own (note = <<EOF … EOF).
+	OpText = "text"
+)
+
+// Compute transform kinds.
+const (
+	TAggregate = "aggregate" // one row of Aggs over all input rows
+	TGroupBy   = "group_by"  // one row per distinct Field value, with Aggs
+	TDerive    = "derive"    // one output row per input row, columns Derive
+	TRender    = "render"    // one row {content}: Template over the rows
+	TSingleton = "singleton" // the input must hold exactly one row
+)
+
+// Aggregate functions.
+const (
+	AggCount = "count"
+	AggSum   = "sum"
+	AggAvg   = "avg"
+	AggMin   = "min"
+	AggMax   = "max"
+)
+
+// ContentColumn is the single column of rendered text and text bindings.
+const ContentColumn = "content"
+
+// Agg is one aggregate column: Name = Fn(Field); Field is empty for count.
+type Agg struct {
+	Name  string `json:"name"`
+	Fn    string `json:"fn"`
+	Field string `json:"field,omitempty"`
+}
+
+// Derived is one derived column: the input row's Field, or Value when
+// Field is empty.
+type Derived struct {
+	Name  string `json:"name"`
+	Field string `json:"field,omitempty"`
+	Value any    `json:"value"`
+}
+
+// EachRow fills a per-row mutation's variables from its input row.
+type EachRow struct {
+	Binds []Bind `json:"binds"`
+}
+
+// SemiJoin names the rows whose keys admit an input row.
+type SemiJoin struct {
+	Node  int    `json:"node"`
+	Field string `json:"field"` // on the input rows
+	Key   string `json:"key"`   // on node Node's rows
+}
+
+// WholeList reports whether a transform's answer depends on every row of
+// its input, so an input that continues on another page must be read to
+// the end (or refused) before the transform runs.
+func WholeList(kind string) bool {
+	switch kind {
+	case TAggregate, TGroupBy, TRender, TSingleton, TSort:
+		return true
+	}
+	return false
+}
+
+// IsCompute reports whether a transform reshapes rows into new columns.
+func IsCompute(kind string) bool {
+	switch kind {
+	case TAggregate, TGroupBy, TDerive, TRender:
+		return true
+	}
+	return false
+}
+
+func (t *Transform) appendComputeJSON(b []byte) []byte {
+	if len(t.Aggs) > 0 {
+		b = append(b, `,"aggs":`...)
+		b = appendList(b, t.Aggs, false, func(a *Agg, b []byte) []byte {
+			b = append(b, `{"name":`...)
+			b = appendString(b, a.Name)
+			b = append(b, `,"fn":`...)
+			b = appendString(b, a.Fn)
+			b = optString(b, "field", a.Field)
+			return append(b, '}')
+		})
+	}
+	if len(t.Derive) > 0 {
+		b = append(b, `,"derive":`...)
+		b = appendList(b, t.Derive, false, func(d *Derived, b []byte) []byte {
+			b = append(b, `{"name":`...)
+			b = appendString(b, d.Name)
+			b = optString(b, "field", d.Field)
+			b = append(b, `,"value":`...)
+			b = appendValue(b, d.Value)
+			return append(b, '}')
+		})
+	}
+	return optString(b, "template", t.Template)
+}
+
+func (n *Node) appendComputeJSON(b []byte) []byte {
+	if n.EachRow != nil {
+		b = append(b, `,"each_row":{"binds":`...)
+		b = appendList(b, n.EachRow.Binds, true, (*Bind).appendJSON)
+		b = append(b, '}')
+	}
+	if s := n.Semi; s != nil {
+		b = append(b, `,"semi":{"node":`...)
+		b = strconv.AppendInt(b, int64(s.Node), 10)
+		b = append(b, `,"field":`...)
+		b = appendString(b, s.Field)
+		b = append(b, `,"key":`...)
+		b = appendString(b, s.Key)
+		b = append(b, '}')
+	}
+	return b
+}
