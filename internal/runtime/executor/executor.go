@@ -413,6 +413,8 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 		t, err = shape(t, n)
 		return t, nil, err
+	case plan.OpText:
+		return textTable(n), nil, nil
 	case plan.OpMutate:
 		t, err := r.mutate(ctx, n, step)
 		if err != nil {
@@ -424,9 +426,11 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		if n.Input < 0 {
 			return abi.Table{}, nil, errors.New("transform without input")
 		}
-		in := r.states[n.Input]
-		t, limited, err := shapeLimited(cloneTable(in.table), n)
-		next := in.next
+		tin, next, err := r.transformInput(n)
+		if err != nil {
+			return abi.Table{}, nil, err
+		}
+		t, limited, err := shapeLimited(tin, n)
 		if limited {
 			next = nil
 		}
@@ -675,6 +679,9 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 	base, err := r.vars(n)
 	if err != nil {
 		return abi.Table{}, err
+	}
+	if n.EachRow != nil {
+		return r.eachRow(ctx, n, base, step)
 	}
 	if n.ForEach == nil {
 		dec, _, err := r.call(ctx, n.EntryID, n.Capability, base, nil, "", step)

@@ -1,0 +1,349 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/guest/render"
+)
+
+// Host-side computes over rows the run already holds: aggregate, group_by,
+// derive, render and singleton transforms, semi-joins (predicates on a
+// related entity), text nodes and for-each effects. None of them calls a
+// backend except the effects, which go through the same fan-out as every
+// per-row call.
+
+// ErrPartialList means a step that needs every row of a list got a list
+// that continues on further pages.
+var ErrPartialList = errors.New("list continues past its first page")
+
+// ErrSingleton means .singleton() met zero or several rows.
+var ErrSingleton = errors.New("not exactly one row")
+
+// applyCompute runs one compute transform.
+func applyCompute(t abi.Table, tr plan.Transform) (abi.Table, error) {
+	switch tr.Kind {
+	case plan.TAggregate:
+		row, err := aggregateRows(t, t.Rows, tr.Aggs)
+		if err != nil {
+			return t, err
+		}
+		return abi.Table{Columns: aggColumns(nil, tr.Aggs), Rows: [][]any{row}}, nil
+	case plan.TGroupBy:
+		return groupBy(t, tr)
+	case plan.TDerive:
+		return derive(t, tr.Derive)
+	case plan.TRender:
+		return renderRows(t, tr.Template)
+	case plan.TSingleton:
+		if len(t.Rows) != 1 {
+			return t, fmt.Errorf("%w: .singleton() expected exactly one row, got %d; narrow the source (filters, get by id) or use .limit(1)", ErrSingleton, len(t.Rows))
+		}
+		return t, nil
+	}
+	return t, fmt.Errorf("unknown transform %q", tr.Kind)
+}
+
+func aggColumns(lead []string, aggs []plan.Agg) []string {
+	out := append([]string(nil), lead...)
+	for _, a := range aggs {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// aggregateRows computes one output row of aggs over rows. Sums of whole
+// numbers stay whole; nulls are skipped (count counts rows).
+func aggregateRows(t abi.Table, rows [][]any, aggs []plan.Agg) ([]any, error) {
+	out := make([]any, len(aggs))
+	for i, a := range aggs {
+		if a.Fn == plan.AggCount {
+			out[i] = int64(len(rows))
+			continue
+		}
+		c := t.Col(a.Field)
+		if c < 0 {
+			return nil, fmt.Errorf("%s(%s): no field %q in %s", a.Fn, a.Field, a.Field, strings.Join(t.Columns, ", "))
+		}
+		v, err := aggregate(a, rows, c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
+	switch a.Fn {
+	case plan.AggSum, plan.AggAvg:
+		var sum float64
+		var isum int64
+		whole, n := true, 0
+		for i, row := range rows {
+			v := row[c]
+			if v == nil {
+				continue
+			}
+			f, ok := number(v)
+			if !ok {
+				return nil, fmt.Errorf("%s(%s): row %d holds %s, not a number", a.Fn, a.Field, i+1, text(v))
+			}
+			n++
+			sum += f
+			if iv, isInt := wholeNumber(v); isInt && whole {
+				isum += iv
+			} else {
+				whole = false
+			}
+		}
+		switch {
+		case a.Fn == plan.AggAvg && n == 0:
+			return nil, nil
+		case a.Fn == plan.AggAvg:
+			return sum / float64(n), nil
+		case whole:
+			return isum, nil
+		}
+		return sum, nil
+	case plan.AggMin, plan.AggMax:
+		var best any
+		for _, row := range rows {
+			v := row[c]
+			if v == nil {
+				continue
+			}
+			if best == nil {
+				best = v
+				continue
+			}
+			d := sortOrder(v, best, false)
+			if a.Fn == plan.AggMin && d < 0 || a.Fn == plan.AggMax && d > 0 {
+				best = v
+			}
+		}
+		return best, nil
+	}
+	return nil, fmt.Errorf("unknown aggregate %q", a.Fn)
+}
+
+// wholeNumber is v as an integer when it is one (decoded numbers keep
+// their text as json.Number).
+func wholeNumber(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case json.Number:
+		i, err := x.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// groupBy yields one row per distinct value of tr.Field, in order of first
+// appearance, with the group's aggregates.
+func groupBy(t abi.Table, tr plan.Transform) (abi.Table, error) {
+	c := t.Col(tr.Field)
+	if c < 0 {
+		return t, fmt.Errorf("group_by: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
+	}
+	index := map[string]int{}
+	var keys []any
+	var groups [][][]any
+	for _, row := range t.Rows {
+		k := fmt.Sprintf("%T\x00%v", row[c], row[c])
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			keys = append(keys, row[c])
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], row)
+	}
+	out := abi.Table{Columns: aggColumns([]string{tr.Field}, tr.Aggs), Rows: make([][]any, 0, len(groups))}
+	for i, g := range groups {
+		vals, err := aggregateRows(t, g, tr.Aggs)
+		if err != nil {
+			return t, err
+		}
+		out.Rows = append(out.Rows, append([]any{keys[i]}, vals...))
+	}
+	return out, nil
+}
+
+// derive maps every row onto the derived columns.
+func derive(t abi.Table, cols []plan.Derived) (abi.Table, error) {
+	idx := make([]int, len(cols))
+	names := make([]string, len(cols))
+	for i, d := range cols {
+		names[i] = d.Name
+		idx[i] = -1
+		if d.Field != "" {
+			if idx[i] = t.Col(d.Field); idx[i] < 0 {
+				return t, fmt.Errorf("derive %s: no field %q in %s", d.Name, d.Field, strings.Join(t.Columns, ", "))
+			}
+		}
+	}
+	out := abi.Table{Columns: names, Rows: make([][]any, len(t.Rows))}
+	for r, row := range t.Rows {
+		nr := make([]any, len(cols))
+		for i, d := range cols {
+			if idx[i] >= 0 {
+				nr[i] = row[idx[i]]
+			} else {
+				nr[i] = d.Value
+			}
+		}
+		out.Rows[r] = nr
+	}
+	return out, nil
+}
+
+// renderRows renders the template over the rows as column → value maps.
+func renderRows(t abi.Table, src string) (abi.Table, error) {
+	tp, err := render.Parse(src)
+	if err != nil {
+		return t, err
+	}
+	rows := make([]map[string]any, len(t.Rows))
+	for i, row := range t.Rows {
+		m := make(map[string]any, len(t.Columns))
+		for j, c := range t.Columns {
+			m[c] = row[j]
+		}
+		rows[i] = m
+	}
+	s, err := tp.Render(rows)
+	if err != nil {
+		return t, err
+	}
+	return abi.Table{Columns: []string{plan.ContentColumn}, Rows: [][]any{{s}}}, nil
+}
+
+// textTable is an OpText node's one row.
+func textTable(n *plan.Node) abi.Table {
+	return abi.Table{Columns: []string{plan.ContentColumn}, Rows: [][]any{{n.Args[plan.ContentColumn]}}}
+}
+
+// wholeList reports whether a transform node needs every row of its
+// inputs: a compute's answer over a first page would be silently wrong.
+func wholeList(n *plan.Node) bool {
+	if n.Semi != nil {
+		return true
+	}
+	for _, t := range n.Transforms {
+		if plan.IsCompute(t.Kind) || t.Kind == plan.TSingleton {
+			return true
+		}
+	}
+	return false
+}
+
+// transformInput is the table an OpTransform node starts from: a copy of
+// its input's rows, semi-joined when the node says so. A node that needs
+// whole lists refuses inputs that continue on another page, and never
+// offers a continuation itself (its later pages would not be joined or
+// computed).
+func (r *run) transformInput(n *plan.Node) (abi.Table, *Continuation, error) {
+	in := r.states[n.Input]
+	t := cloneTable(in.table)
+	if !wholeList(n) {
+		return t, in.next, nil
+	}
+	if in.next != nil {
+		return t, nil, fmt.Errorf("%w: %s needs every %s row; narrow the list with filters or .limit(n) first", ErrPartialList, stepName(n), cmpOr(n.Entity, "input"))
+	}
+	if s := n.Semi; s != nil {
+		if s.Node < 0 || s.Node >= len(r.states) {
+			return t, nil, fmt.Errorf("malformed plan: semi-join names node %d", s.Node)
+		}
+		keys := r.states[s.Node]
+		if keys.next != nil {
+			return t, nil, fmt.Errorf("%w: the related rows this filter matches against continue on another page; narrow them", ErrPartialList)
+		}
+		var err error
+		if t, err = semiJoin(t, s, keys.table); err != nil {
+			return t, nil, err
+		}
+	}
+	return t, nil, nil
+}
+
+func stepName(n *plan.Node) string {
+	for _, t := range n.Transforms {
+		if plan.IsCompute(t.Kind) || t.Kind == plan.TSingleton {
+			return "." + t.Kind + "(…)"
+		}
+	}
+	return "a predicate on a related entity"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// semiJoin keeps the rows whose s.Field value is among keys' s.Key values.
+func semiJoin(t abi.Table, s *plan.SemiJoin, keys abi.Table) (abi.Table, error) {
+	c := t.Col(s.Field)
+	if c < 0 {
+		return t, fmt.Errorf("semi-join: no field %q in %s", s.Field, strings.Join(t.Columns, ", "))
+	}
+	kc := keys.Col(s.Key)
+	if kc < 0 && len(keys.Rows) > 0 {
+		return t, fmt.Errorf("semi-join: related rows have no field %q", s.Key)
+	}
+	set := make(map[string]bool, len(keys.Rows))
+	for _, row := range keys.Rows {
+		if v := row[kc]; v != nil {
+			set[text(v)] = true
+		}
+	}
+	rows := t.Rows[:0:0]
+	for _, row := range t.Rows {
+		if v := row[c]; v != nil && set[text(v)] {
+			rows = append(rows, row)
+		}
+	}
+	t.Rows = rows
+	return t, nil
+}
+
+// eachRow runs a mutation once per input row, with EachRow's variables
+// filled from that row on top of the literal and referenced arguments.
+func (r *run) eachRow(ctx context.Context, n *plan.Node, base map[string]any, step *Step) (abi.Table, error) {
+	if n.Input < 0 {
+		return abi.Table{}, errors.New("for-each effect without input")
+	}
+	in := r.states[n.Input].table
+	if r.states[n.Input].next != nil {
+		return abi.Table{}, fmt.Errorf("%w: the effect would run for the first page only; narrow the input with filters or .limit(n)", ErrPartialList)
+	}
+	if len(in.Rows) > r.x.limits.MaxFanOut {
+		return abi.Table{}, fmt.Errorf("%w: %d input rows (max %d)", ErrFanOut, len(in.Rows), r.x.limits.MaxFanOut)
+	}
+	cols := make([]int, len(n.EachRow.Binds))
+	for i, b := range n.EachRow.Binds {
+		if cols[i] = in.Col(b.Field); cols[i] < 0 {
+			return abi.Table{}, fmt.Errorf("effect: input rows have no field %q", b.Field)
+		}
+	}
+	return r.fanOut(ctx, n, n.Capability, "", len(in.Rows), step, func(i int) (map[string]any, error) {
+		vars := maps.Clone(base)
+		for j, b := range n.EachRow.Binds {
+			vars[b.Var] = in.Rows[i][cols[j]]
+		}
+		return vars, nil
+	})
+}

@@ -1,0 +1,68 @@
+package executor
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/guest/plan"
+)
+
+func computeInput() abi.Table {
+	return abi.Table{Columns: []string{"id", "status", "score", "title"}, Rows: [][]any{
+		{"i1", "open", int64(3), "A"},
+		{"i2", "closed", json.Number("4"), "B"},
+		{"i3", "open", nil, "C"},
+		{"i4", "open", 2.5, "D"},
+	}}
+}
+
+func TestComputes(t *testing.T) {
+	cases := []struct {
+		name string
+		tr   plan.Transform
+		want abi.Table
+	}{
+		{"aggregate", plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: "s", Fn: "sum", Field: "score"}, {Name: "lo", Fn: "min", Field: "score"}, {Name: "hi", Fn: "max", Field: "title"}}},
+			abi.Table{Columns: []string{"n", "s", "lo", "hi"}, Rows: [][]any{{int64(4), 9.5, 2.5, "D"}}}},
+		{"group_by", plan.Transform{Kind: plan.TGroupBy, Field: "status", Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: "avg", Fn: "avg", Field: "score"}}},
+			abi.Table{Columns: []string{"status", "n", "avg"}, Rows: [][]any{{"open", int64(3), 2.75}, {"closed", int64(1), 4.0}}}},
+		{"derive", plan.Transform{Kind: plan.TDerive, Derive: []plan.Derived{{Name: "t", Field: "title"}, {Name: "k", Value: "x"}}},
+			abi.Table{Columns: []string{"t", "k"}, Rows: [][]any{{"A", "x"}, {"B", "x"}, {"C", "x"}, {"D", "x"}}}},
+		{"render", plan.Transform{Kind: plan.TRender, Template: "{{len .rows}}:{{range .rows}}{{.id}}{{end}}"},
+			abi.Table{Columns: []string{"content"}, Rows: [][]any{{"4:i1i2i3i4"}}}},
+	}
+	for _, tc := range cases {
+		got, err := applyCompute(computeInput(), tc.tr)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: got %v, %v\nwant %v", tc.name, got, err, tc.want)
+		}
+	}
+	sumInts := plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "score"}}}
+	in := computeInput()
+	in.Rows = in.Rows[:3]
+	if got, err := applyCompute(in, sumInts); err != nil || got.Rows[0][0] != int64(7) {
+		t.Errorf("sum of whole numbers: %v %v", got, err)
+	}
+	if _, err := applyCompute(computeInput(), plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "title"}}}); err == nil {
+		t.Error("sum of text ran")
+	}
+	if _, err := applyCompute(computeInput(), plan.Transform{Kind: plan.TSingleton}); !errors.Is(err, ErrSingleton) {
+		t.Errorf("singleton over 4 rows: %v", err)
+	}
+	empty := abi.Table{Columns: []string{"score"}}
+	if got, err := applyCompute(empty, plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: "a", Fn: "avg", Field: "score"}}}); err != nil || got.Rows[0][0] != int64(0) || got.Rows[0][1] != nil {
+		t.Errorf("aggregate of nothing: %v %v", got, err)
+	}
+}
+
+func TestSemiJoin(t *testing.T) {
+	keys := abi.Table{Columns: []string{"id"}, Rows: [][]any{{"open"}, {json.Number("7")}}}
+	in := abi.Table{Columns: []string{"id", "ref"}, Rows: [][]any{{"a", "open"}, {"b", "closed"}, {"c", int64(7)}, {"d", nil}}}
+	got, err := semiJoin(in, &plan.SemiJoin{Field: "ref", Key: "id"}, keys)
+	if err != nil || len(got.Rows) != 2 || got.Rows[0][0] != "a" || got.Rows[1][0] != "c" {
+		t.Fatalf("semi-join: %v %v", got, err)
+	}
+}
