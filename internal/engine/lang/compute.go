@@ -133,6 +133,14 @@ func (p *planner) computeStep(c *cur, st *step) *abi.Error {
 		}
 		p.nodes[c.node].Transforms = append(p.nodes[c.node].Transforms, plan.Transform{Kind: plan.TSingleton})
 		return nil
+	case stPageSize:
+		n := &p.nodes[c.node]
+		if !c.own || n.Op != plan.OpFetch || !n.Many || len(n.Transforms) > 0 || n.PageSize > 0 {
+			return errAt(st.p, abi.CodeType, ".page_size(n) sets how many rows of a list read each answer holds; put it right after the read",
+				"e.g. Entity{…}.page_size(20)[fields], then page(handle) for the next rows")
+		}
+		n.PageSize = st.n
+		return nil
 	case stReverse:
 		nc, err := p.reverse(*c, st)
 		if err == nil {

@@ -37,6 +37,7 @@ func init() {
 		{"dotdot_args", `Issue.create(project_id="p1", title="x", ..)`, nil},
 		{"phrase_value", `Issue{title=crash on login}.limit(1)[id]`, nil},
 		{"phrase_search", `Issue~login bug`, nil},
+		{"page_size", `e4{p4="open"}.page_size(10)[id, title]`, nil},
 	}...)
 	errorCases = append(errorCases, []errCase{
 		// agent mistakes, each with its own hint

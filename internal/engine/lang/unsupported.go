@@ -8,7 +8,6 @@ import "github.com/plasmd/plasmd/guest/abi"
 // position of the construct.
 
 var unsupportedHints = map[stepKind]string{
-	stPageSize: "use .limit(n) to bound the rows returned, and page(handle) for more",
 	stDedupe:   "use .group_by(field, n=count) for one row per value",
 }
 

@@ -69,7 +69,7 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 func bounded(nodes []plan.Node, id int) bool {
 	for range len(nodes) {
 		n := &nodes[id]
-		if !n.Many || hasTransform(n, plan.TLimit) || hasTransform(n, plan.TSingleton) || n.Page != nil && n.Page.Limit > 0 {
+		if !n.Many || hasTransform(n, plan.TLimit) || hasTransform(n, plan.TSingleton) || n.PageSize > 0 || n.Page != nil && n.Page.Limit > 0 {
 			return true
 		}
 		if n.Input < 0 || n.Op != plan.OpTransform && n.Op != plan.OpHydrate && (n.Op != plan.OpMutate || n.ForEach == nil && n.EachRow == nil) {

@@ -122,5 +122,9 @@ func (n *Node) appendComputeJSON(b []byte) []byte {
 		b = appendString(b, s.Key)
 		b = append(b, '}')
 	}
+	if n.PageSize != 0 {
+		b = append(b, `,"page_size":`...)
+		b = strconv.AppendInt(b, int64(n.PageSize), 10)
+	}
 	return b
 }

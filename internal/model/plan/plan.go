@@ -74,6 +74,9 @@ type Node struct {
 	// Semi keeps only the input rows whose Field value is among the Key
 	// values of node Semi.Node's rows (a predicate on a related entity).
 	Semi *SemiJoin `json:"semi,omitempty"`
+	// PageSize, on a list fetch, cuts each answer to at most this many
+	// rows, continuing the rest through the page handle (.page_size(n)).
+	PageSize int `json:"page_size,omitempty"`
 
 	Hop *Hop `json:"hop,omitempty"`
 	// Hydrate, on an OpHydrate node, says which get fills which fields.

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/plan"
 	"github.com/plasmd/plasmd/guest/render"
+	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
 // Host-side computes over rows the run already holds: aggregate, group_by,
@@ -346,4 +346,27 @@ func (r *run) eachRow(ctx context.Context, n *plan.Node, base map[string]any, st
 		}
 		return vars, nil
 	})
+}
+
+// pageSizeEnough is the settle rule of a .page_size(size) read that
+// answers by pages: settled once size rows are read (reading further
+// backend pages when one holds fewer). Other reads keep their rule.
+func pageSizeEnough(size int, paged bool, enough func(abi.Table) (int, error)) func(abi.Table) (int, error) {
+	if size <= 0 || !paged {
+		return enough
+	}
+	return func(t abi.Table) (int, error) {
+		if len(t.Rows) >= size {
+			return size, nil
+		}
+		return -1, nil
+	}
+}
+
+// cutToPage keeps the rows a .page_size read answers with; the rest stay
+// for the continuation (listRead.after(used) resumes after them).
+func cutToPage(l *listRead, used, size int) {
+	if size > 0 && used >= 0 && used < len(l.table.Rows) {
+		l.table.Rows = l.table.Rows[:used]
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
 func computeInput() abi.Table {
@@ -64,5 +64,24 @@ func TestSemiJoin(t *testing.T) {
 	got, err := semiJoin(in, &plan.SemiJoin{Field: "ref", Key: "id"}, keys)
 	if err != nil || len(got.Rows) != 2 || got.Rows[0][0] != "a" || got.Rows[1][0] != "c" {
 		t.Fatalf("semi-join: %v %v", got, err)
+	}
+}
+
+func TestPageSizeEnough(t *testing.T) {
+	rows := func(n int) abi.Table { return abi.Table{Rows: make([][]any, n)} }
+	e := pageSizeEnough(3, true, onePage)
+	if u, _ := e(rows(2)); u != -1 {
+		t.Errorf("2 of 3 rows settled (%d)", u)
+	}
+	if u, _ := e(rows(5)); u != 3 {
+		t.Errorf("5 rows settled at %d, want 3", u)
+	}
+	if u, _ := pageSizeEnough(3, false, onePage)(rows(5)); u != 5 {
+		t.Errorf("a whole-list read took the page size (%d)", u)
+	}
+	l := &listRead{table: rows(5)}
+	cutToPage(l, 3, 3)
+	if len(l.table.Rows) != 3 {
+		t.Errorf("cut to %d rows", len(l.table.Rows))
 	}
 }

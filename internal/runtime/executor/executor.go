@@ -50,6 +50,9 @@ type Continuation struct {
 	// (.filter, .sort, projection, .limit); every later page gets them too,
 	// so page(handle) answers in the same shape.
 	Transforms []plan.Transform `json:"transforms,omitempty"`
+	// PageSize continues a .page_size(n) list: each answer holds at most
+	// PageSize rows.
+	PageSize int `json:"page_size,omitempty"`
 }
 
 // Env is what one run may use: the tenant's engine, its secrets as each

@@ -337,6 +337,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 	if !r.paged[n.ID] {
 		enough = untilLimit(n.Filters, n.Transforms)
 	}
+	enough = pageSizeEnough(n.PageSize, r.paged[n.ID], enough)
 	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, nil, 0, "", step, enough)
 	if n.Kind == catalog.KindGet {
 		var t abi.Table
@@ -352,9 +353,10 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		t, err := shape(l.table, n)
 		return t, nil, err
 	}
+	cutToPage(l, used, n.PageSize)
 	var next *Continuation
 	if state, skip, ok := l.after(used); ok {
-		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Filters: n.Filters, Transforms: n.Transforms}
+		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
 	}
 	t, err := shape(l.table, n)
 	return t, next, err
@@ -388,10 +390,12 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 			enough = onePage // a continuation of a sorted view (older handles)
 		}
 	}
+	enough = pageSizeEnough(c.PageSize, r.paged[n.ID] && n.Page.Limit <= 0, enough)
 	l, used, err := r.readList(ctx, c.EntryID, c.Capability, c.Entity, c.Vars, c.Page, c.Skip, "", step, enough)
 	if err != nil {
 		return abi.Table{}, nil, err
 	}
+	cutToPage(l, used, c.PageSize)
 	var next *Continuation
 	if state, skip, ok := l.after(used); ok && r.paged[n.ID] {
 		nc := *c
