@@ -8,7 +8,7 @@ import "github.com/plasmd/plasmd/guest/abi"
 // position of the construct.
 
 var unsupportedHints = map[stepKind]string{
-	stDedupe:   "use .group_by(field, n=count) for one row per value",
+	stDedupe: "use .group_by(field, n=count) for one row per value",
 }
 
 func notSupported(p pos, what, hint string) *abi.Error {
