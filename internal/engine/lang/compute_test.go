@@ -38,6 +38,7 @@ func init() {
 		{"phrase_value", `Issue{title=crash on login}.limit(1)[id]`, nil},
 		{"phrase_search", `Issue~login bug`, nil},
 		{"page_size", `e4{p4="open"}.page_size(10)[id, title]`, nil},
+		{"label_named_like_tag", "note = <<note\nx\nnote\nnote", nil},
 	}...)
 	errorCases = append(errorCases, []errCase{
 		// agent mistakes, each with its own hint

@@ -44,6 +44,11 @@ func (lx *lexer) strayTag(start int, p pos) *abi.Error {
 	if !ok || !closesLine(lx.src[lx.off:]) {
 		return nil
 	}
+	if lx.depth == 0 && lastLine(lx.src[lx.off:]) {
+		// A label alone on the last line is a root, even when it is
+		// spelled like an earlier heredoc's tag.
+		return nil
+	}
 	return tagReused(p, tag, at)
 }
 
@@ -54,6 +59,12 @@ func closesLine(rest string) bool {
 		rest = rest[:i]
 	}
 	return strings.Trim(rest, " \t\r),]}") == ""
+}
+
+// lastLine reports whether nothing but blanks follows the current line.
+func lastLine(rest string) bool {
+	i := strings.IndexByte(rest, '\n')
+	return i < 0 || strings.TrimSpace(rest[i:]) == ""
 }
 
 func tagReused(p pos, tag string, closedAt int) *abi.Error {

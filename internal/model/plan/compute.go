@@ -4,7 +4,7 @@ import "strconv"
 
 // Computes: steps the host runs over rows it already holds (data plumbing
 // like sort and limit, never backend calls). Each needs the whole input
-// list to mean what the program says; see WholeList.
+// list to mean what the program says.
 
 // Node operations added for computed values.
 const (
@@ -59,17 +59,6 @@ type SemiJoin struct {
 	Node  int    `json:"node"`
 	Field string `json:"field"` // on the input rows
 	Key   string `json:"key"`   // on node Node's rows
-}
-
-// WholeList reports whether a transform's answer depends on every row of
-// its input, so an input that continues on another page must be read to
-// the end (or refused) before the transform runs.
-func WholeList(kind string) bool {
-	switch kind {
-	case TAggregate, TGroupBy, TRender, TSingleton, TSort:
-		return true
-	}
-	return false
 }
 
 // IsCompute reports whether a transform reshapes rows into new columns.

@@ -155,11 +155,11 @@ func groupBy(t abi.Table, tr plan.Transform) (abi.Table, error) {
 	if c < 0 {
 		return t, fmt.Errorf("group_by: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
 	}
-	index := map[string]int{}
+	index := map[any]int{}
 	var keys []any
 	var groups [][][]any
 	for _, row := range t.Rows {
-		k := fmt.Sprintf("%T\x00%v", row[c], row[c])
+		k := groupKey(row[c])
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)
@@ -178,6 +178,20 @@ func groupBy(t abi.Table, tr plan.Transform) (abi.Table, error) {
 		out.Rows = append(out.Rows, append([]any{keys[i]}, vals...))
 	}
 	return out, nil
+}
+
+// fmtKey is the group key of a value that cannot be a map key itself (a
+// list or an object); its own type keeps it apart from any string cell.
+type fmtKey string
+
+// groupKey identifies a group value; the dynamic type is part of it (1 and
+// "1" are different groups), and scalars cost no formatting.
+func groupKey(v any) any {
+	switch v.(type) {
+	case nil, string, bool, int64, int, float64, json.Number:
+		return v
+	}
+	return fmtKey(fmt.Sprintf("%T\x00%v", v, v))
 }
 
 // derive maps every row onto the derived columns.
