@@ -414,7 +414,7 @@ func computeReasons(nodes []plan.Node, add func(string)) {
 			continue
 		}
 		for _, t := range n.Transforms {
-			if plan.IsCompute(t.Kind) && t.Kind != plan.TDerive && !bounded(nodes, n.Input) {
+			if plan.IsCompute(t.Kind) && !bounded(nodes, n.Input) {
 				what := nodes[n.Input].Entity
 				if what == "" {
 					what = "rows"

@@ -86,6 +86,7 @@ func TestComputeVerdicts(t *testing.T) {
 		{`Project.limit(10).aggregate(n=count)`, plan.VerdictOK, ""},
 		{`Issue.group_by(status, n=count)`, plan.VerdictReview, "full-collection compute: group_by over Issue"},
 		{"a = Project.limit(3)\nb = a => {n: _.name}\nb", plan.VerdictOK, ""},
+		{"a = Project\nb = a => {n: _.name}\nb", plan.VerdictReview, "full-collection compute: derive over Project"},
 		{"a = Issue{status=\"open\"}\nb = a => Issue(_.id).close()\nb", plan.VerdictReview, "for-each over unbounded input: issue_close"},
 		{"a = Issue(\"i1\")[id]\nb = a => Issue(_.id).close()\nb", plan.VerdictReview, "mutation: issue_close"},
 		{"t = Issue(\"i1\")[title] <<T\n{{len .rows}}\nT\nt", plan.VerdictOK, ""},
