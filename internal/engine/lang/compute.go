@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/plan"
-	"github.com/plasmd/plasmd/guest/render"
-	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/internal/engine/render"
+	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/model/symbol"
 )
 
 // Planning of the computes (aggregate, group_by, derive, render,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
 // The forms of Plasm's wider grammar: computes, derive, effects, render,

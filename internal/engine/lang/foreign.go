@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/guest/plan"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
 // Reverse traversal (`Project("p1").^Issue`) and foreign predicates

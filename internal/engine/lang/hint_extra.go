@@ -2,7 +2,7 @@ package lang
 
 import (
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/internal/model/symbol"
 )
 
 // symbolMixup explains a session symbol of the wrong kind where a field

@@ -695,10 +695,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 		ps.i = save
 		n, _ := ps.ident("a value")
 		v.kind, v.ident = vIdent, n
-		if ps.phrase(v) {
-			return v, nil
-		}
-		if ps.peek().kind == tDot {
+		if !ps.phrase(v) && ps.peek().kind == tDot {
 			ps.next()
 			f, err := ps.ident("a field name")
 			if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/symbol"
+	"github.com/plasmd/plasmd/internal/model/symbol"
 )
 
 // Parsing of the forms of Plasm's wider grammar that the first parser did

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/guest/render"
+	"github.com/plasmd/plasmd/internal/engine/render"
 	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
@@ -268,6 +268,9 @@ func wholeList(n *plan.Node) bool {
 // offers a continuation itself (its later pages would not be joined or
 // computed).
 func (r *run) transformInput(n *plan.Node) (abi.Table, *Continuation, error) {
+	if n.Input < 0 {
+		return abi.Table{}, nil, errors.New("transform without input")
+	}
 	in := r.states[n.Input]
 	t := cloneTable(in.table)
 	if !wholeList(n) {

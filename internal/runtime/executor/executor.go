@@ -426,9 +426,6 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		t, err = shape(t, n)
 		return t, nil, err
 	case plan.OpTransform:
-		if n.Input < 0 {
-			return abi.Table{}, nil, errors.New("transform without input")
-		}
 		tin, next, err := r.transformInput(n)
 		if err != nil {
 			return abi.Table{}, nil, err

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmd/plasmd/guest/catalog"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 func formsCatalog() *catalog.Catalog {
