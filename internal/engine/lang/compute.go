@@ -279,9 +279,18 @@ func (p *planner) eachRow(n *plan.Node, at pos) *abi.Error {
 			refs = append(refs, r)
 		}
 	}
+	rowTemplates := false
+	for i := range n.Templates {
+		for j, r := range n.Templates[i].Refs {
+			if r.Node == rowNode {
+				n.Templates[i].Refs[j].Node = plan.RowRef
+				rowTemplates = true
+			}
+		}
+	}
 	if p.row == nil || n.Op != plan.OpMutate || n.Input >= 0 {
-		if len(binds) > 0 {
-			return errAt(at, abi.CodeType, "_."+binds[0].Field+" can only fill a method's arguments inside an effect",
+		if len(binds) > 0 || rowTemplates {
+			return errAt(at, abi.CodeType, "_.field can only fill a method's arguments inside an effect",
 				"label => Entity(_.id).method(field=_.other); to read related rows per row, follow a relation")
 		}
 		return nil

@@ -38,6 +38,8 @@ func init() {
 		{"phrase_value", `Issue{title=crash on login}.limit(1)[id]`, nil},
 		{"phrase_search", `Issue~login bug`, nil},
 		{"page_size", `e4{p4="open"}.page_size(10)[id, title]`, nil},
+		{"interpolate_label", "top = Issue(\"i1\")\nComment.create(issue_id=top, body=\"Re: ${top.title} (${top})\")", nil},
+		{"interpolate_row", "src = Issue{status=\"open\"}.limit(2)\nc = src => Comment.create(issue_id=_.id, body=<<T\nabout ${_.title}\nT)\nc", nil},
 		{"label_named_like_tag", "note = <<note\nx\nnote\nnote", nil},
 	}...)
 	errorCases = append(errorCases, []errCase{
@@ -72,6 +74,12 @@ func init() {
 		{name: "foreign_unknown_field", program: `Issue{Project.nme="x"}`, code: abi.CodeUnknownField, line: 1, col: 15, hint: "did you mean name?"},
 		{name: "reverse_no_ref", program: `Project("p1").^User`, code: abi.CodeType, line: 1, col: 16, msg: "no field or query parameter referencing Project"},
 		{name: "computed_unknown_column", program: `Project.group_by(name, n=count).sort(m)`, code: abi.CodeUnknownField, line: 1, col: 38, msg: "no column m"},
+		{name: "interp_outside_call", program: `Issue{title="${a.b}"}`, code: abi.CodeType, line: 1, col: 13, msg: "only in a method's arguments"},
+		{name: "interp_unknown_label", program: `Comment.create(issue_id="i1", body="${nope.title}")`, code: abi.CodeUnknownEntity, line: 1, col: 36, msg: "names no bound label"},
+		{name: "interp_bad", program: `Comment.create(issue_id="i1", body="${1x}")`, code: abi.CodeSyntax, line: 1, col: 36, msg: "not a reference"},
+		{name: "interp_unclosed", program: `Comment.create(issue_id="i1", body="${top.title")`, code: abi.CodeSyntax, line: 1, col: 36, msg: "unclosed"},
+		{name: "interp_row_outside_effect", program: `Comment.create(issue_id="i1", body="${_.title}")`, code: abi.CodeSyntax, line: 1, col: 36, msg: "only has a meaning inside"},
+		{name: "interp_list", program: "a = Issue{status=\"open\"}\nComment.create(issue_id=\"i1\", body=\"${a.title}\")", code: abi.CodeType, line: 2, col: 36, msg: "a is a list"},
 		{name: "singleton_list_ref_ok_but_list", program: "a = Issue{status=\"open\"}.limit(2)\nIssue.create(project_id=a.project_id, title=\"x\")", code: abi.CodeType, line: 2, col: 25, msg: "a is a list"},
 	}...)
 }

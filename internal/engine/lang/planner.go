@@ -1052,6 +1052,13 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 			return c, errAt(a.key.p, abi.CodeType, "parameter "+k+" given twice", "")
 		}
 		supplied[k] = true
+		if t, ok, err := p.interpolation(a.val, k); ok || err != nil {
+			addTemplate(&n, t)
+			if err != nil {
+				return c, err
+			}
+			continue
+		}
 		lit, ref, err := p.val(a.val)
 		if err != nil {
 			return c, err
@@ -1181,7 +1188,7 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 	switch v.kind {
 	case vLit:
-		return v.lit, nil, nil
+		return v.lit, nil, noInterpolation(v)
 	case vList:
 		out := make([]any, 0, len(v.list))
 		for _, it := range v.list {

@@ -54,6 +54,19 @@ type EachRow struct {
 	Binds []Bind `json:"binds"`
 }
 
+// RowRef, as an ArgTemplate reference's Node, reads the current input row
+// of an EachRow mutation (`${_.field}` inside an effect).
+const RowRef = -1
+
+// ArgTemplate fills Var with Parts interleaved with the text of Refs:
+// Parts[0] Refs[0] Parts[1] … Parts[len(Refs)]. A reference reads Field
+// of node Node's single row, or of the current row when Node is RowRef.
+type ArgTemplate struct {
+	Var   string   `json:"var"`
+	Parts []string `json:"parts"`
+	Refs  []ArgRef `json:"refs"`
+}
+
 // SemiJoin names the rows whose keys admit an input row.
 type SemiJoin struct {
 	Node  int    `json:"node"`
@@ -114,6 +127,30 @@ func (n *Node) appendComputeJSON(b []byte) []byte {
 	if n.PageSize != 0 {
 		b = append(b, `,"page_size":`...)
 		b = strconv.AppendInt(b, int64(n.PageSize), 10)
+	}
+	if len(n.Templates) > 0 {
+		b = append(b, `,"templates":`...)
+		b = appendList(b, n.Templates, false, func(t *ArgTemplate, b []byte) []byte {
+			b = append(b, `{"var":`...)
+			b = appendString(b, t.Var)
+			b = append(b, `,"parts":`...)
+			if t.Parts == nil {
+				b = append(b, "null"...)
+			} else {
+				b = appendStrings(b, t.Parts)
+			}
+			b = append(b, `,"refs":`...)
+			b = appendList(b, t.Refs, true, func(r *ArgRef, b []byte) []byte {
+				b = append(b, `{"var":`...)
+				b = appendString(b, r.Var)
+				b = append(b, `,"node":`...)
+				b = strconv.AppendInt(b, int64(r.Node), 10)
+				b = append(b, `,"field":`...)
+				b = appendString(b, r.Field)
+				return append(b, '}')
+			})
+			return append(b, '}')
+		})
 	}
 	return b
 }

@@ -77,6 +77,9 @@ type Node struct {
 	// PageSize, on a list fetch, cuts each answer to at most this many
 	// rows, continuing the rest through the page handle (.page_size(n)).
 	PageSize int `json:"page_size,omitempty"`
+	// Templates fill variables with text interpolated from earlier rows
+	// (`"… ${label.field} …"` in a method argument).
+	Templates []ArgTemplate `json:"templates,omitempty"`
 
 	Hop *Hop `json:"hop,omitempty"`
 	// Hydrate, on an OpHydrate node, says which get fills which fields.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -361,7 +362,7 @@ func (r *run) eachRow(ctx context.Context, n *plan.Node, base map[string]any, st
 		for j, b := range n.EachRow.Binds {
 			vars[b.Var] = in.Rows[i][cols[j]]
 		}
-		return vars, nil
+		return vars, r.fillTemplates(n, vars, in, in.Rows[i])
 	})
 }
 
@@ -386,4 +387,48 @@ func cutToPage(l *listRead, used, size int) {
 	if size > 0 && used >= 0 && used < len(l.table.Rows) {
 		l.table.Rows = l.table.Rows[:used]
 	}
+}
+
+// maxInterpolated bounds the text one ${…} template may produce.
+const maxInterpolated = 512 << 10
+
+// fillTemplates sets the variables of n's argument templates. Without a
+// row (row == nil) templates reading the current row are left for the
+// per-row pass; with one, only those are filled.
+func (r *run) fillTemplates(n *plan.Node, vars map[string]any, in abi.Table, row []any) error {
+	for _, t := range n.Templates {
+		perRow := slices.ContainsFunc(t.Refs, func(ref plan.ArgRef) bool { return ref.Node == plan.RowRef })
+		if perRow != (row != nil) {
+			continue
+		}
+		if len(t.Parts) != len(t.Refs)+1 {
+			return fmt.Errorf("malformed plan: template for %s has %d parts for %d references", t.Var, len(t.Parts), len(t.Refs))
+		}
+		var b strings.Builder
+		b.WriteString(t.Parts[0])
+		for i, ref := range t.Refs {
+			src, cells := in, row
+			if ref.Node != plan.RowRef {
+				if ref.Node < 0 || ref.Node >= len(r.states) {
+					return fmt.Errorf("malformed plan: template reads node %d", ref.Node)
+				}
+				src = r.states[ref.Node].table
+				if len(src.Rows) != 1 {
+					return fmt.Errorf("argument %s interpolates %s from a result with %d rows; it needs exactly one", t.Var, ref.Field, len(src.Rows))
+				}
+				cells = src.Rows[0]
+			}
+			c := src.Col(ref.Field)
+			if c < 0 {
+				return fmt.Errorf("argument %s: field %q is not in the referenced rows", t.Var, ref.Field)
+			}
+			b.WriteString(text(cells[c]))
+			b.WriteString(t.Parts[i+1])
+			if b.Len() > maxInterpolated {
+				return fmt.Errorf("argument %s: interpolated text exceeds %d bytes", t.Var, maxInterpolated)
+			}
+		}
+		vars[t.Var] = b.String()
+	}
+	return nil
 }

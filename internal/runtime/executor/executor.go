@@ -465,7 +465,7 @@ func (r *run) vars(n *plan.Node) (map[string]any, error) {
 		}
 		vars[ref.Var] = src.Rows[0][c]
 	}
-	return vars, nil
+	return vars, r.fillTemplates(n, vars, abi.Table{}, nil)
 }
 
 func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, error) {
