@@ -17,7 +17,7 @@ const (
 	formsCompute = "#   .aggregate(n=count) .group_by(p1, n=count) .singleton() · a => {k: _.p1} one row per row of a\n"
 	formsSum     = "#   aggregates: count, sum(p1) avg(p1) min(p1) max(p1) on number fields\n"
 	formsRender  = "#   r = a[p1] <<T, template lines, T alone: one row {content}; Go text/template over .rows: {{len .rows}} {{range .rows}}{{.p1}}{{end}}; pass r.content on\n"
-	formsEffect  = "#   a => e1(_.p1).m1(p2=_.p3) runs the method once per row of a (_ is the row)\n"
+	formsEffect  = "#   a => e1(_.p1).m1(p2=_.p3) runs the method once per row of a (_ is the row); \"… ${a.p1} …\" in a method's text fills it from a row\n"
 	formsReverse = "#   e1(id).^e2{…} the e2 rows referencing that e1 row · e2{e1.p1=v} e2 rows whose e1 matches\n"
 )
 
