@@ -40,6 +40,7 @@ func init() {
 		{"page_size", `e4{p4="open"}.page_size(10)[id, title]`, nil},
 		{"interpolate_label", "top = Issue(\"i1\")\nComment.create(issue_id=top, body=\"Re: ${top.title} (${top})\")", nil},
 		{"interpolate_row", "src = Issue{status=\"open\"}.limit(2)\nc = src => Comment.create(issue_id=_.id, body=<<T\nabout ${_.title}\nT)\nc", nil},
+		{"follow_ref_field", `Issue{status="open"}.limit(3).project_id[id, name]`, nil},
 		{"label_named_like_tag", "note = <<note\nx\nnote\nnote", nil},
 	}...)
 	errorCases = append(errorCases, []errCase{

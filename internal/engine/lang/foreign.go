@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -217,4 +218,41 @@ func (p *planner) foreignField(x ent, pr pred) (string, ent, *abi.Error) {
 		hint = "references of " + x.name + ": " + strings.Join(refs, ", ")
 	}
 	return "", ent{}, errAt(pr.foreign.p, abi.CodeUnknownField, x.name+" has no reference to "+pr.foreign.raw, hint)
+}
+
+// followRef plans `.field` on an entity-reference field: the referenced
+// row, read through the target's get with the field's value as its id
+// (Plasm's reference navigation). Rows sharing a target yield it once.
+func (p *planner) followRef(c cur, st *step, field string) (cur, *abi.Error) {
+	t := refTarget(c.ent.cat, c.ent.e.Fields[field].ValueRef)
+	te := c.ent.cat.Entities[t]
+	if te == nil {
+		return c, errAt(st.p, abi.CodeCatalog, c.ent.name+"."+field+" references unknown entity "+t, "")
+	}
+	tx := ent{cat: c.ent.cat, e: te, name: t}
+	gc := c.ent.cat.GetCapability(t)
+	tid := idField(te)
+	if gc == nil || tid == "" {
+		return c, errAt(st.p, abi.CodeUnknownMethod, field+" references "+t+", which cannot be read by id", p.listHowTo(tx))
+	}
+	if err := p.needField(c, field, st.p, field); err != nil {
+		return c, err
+	}
+	if err := p.hydrate(&c, []string{field}, st.p); err != nil {
+		return c, err
+	}
+	binds := []plan.Bind{{Var: "id", Field: field}}
+	if tid != "id" && usesVar(c.ent.cat, gc, tid) {
+		binds = append(binds, plan.Bind{Var: tid, Field: field})
+	}
+	for _, pr := range gc.Parameters {
+		if pr.Required && !slices.ContainsFunc(binds, func(b plan.Bind) bool { return b.Var == pr.Name }) {
+			return c, errAt(st.p, abi.CodeType, t+"'s get also needs "+pr.Name+", which "+c.ent.name+"."+field+" cannot supply", p.listHowTo(tx))
+		}
+	}
+	n := baseNode(plan.OpHop, tx)
+	n.Kind, n.Input, n.Many = "relation", c.node, c.many
+	n.Hop = &plan.Hop{Relation: field, Materialize: catalog.QueryScopedBindings, Target: t, Capability: gc.Name, Binds: binds, DistinctBy: tid}
+	id, err := p.add(n, st.p)
+	return cur{node: id, ent: tx, many: c.many, own: true, have: provided(gc)}, err
 }

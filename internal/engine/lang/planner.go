@@ -852,6 +852,8 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 	rel := c.ent.e.Relations[rn]
 	if rel == nil {
 		switch {
+		case c.ent.e.Fields[rn] != nil && refTarget(c.ent.cat, c.ent.e.Fields[rn].ValueRef) != "":
+			return p.followRef(c, st, rn)
 		case c.ent.e.Fields[rn] != nil:
 			return c, errAt(st.p, abi.CodeUnknownField, rn+" is a field of "+c.ent.name+", not a relation", "project fields with ["+rn+"]")
 		case c.ent.cat.MethodByLabel(c.ent.name, rn) != nil:
