@@ -133,6 +133,21 @@ func (p *planner) computeStep(c *cur, st *step) *abi.Error {
 		}
 		p.nodes[c.node].Transforms = append(p.nodes[c.node].Transforms, plan.Transform{Kind: plan.TSingleton})
 		return nil
+	case stDedupe:
+		t := plan.Transform{Kind: plan.TDedupe}
+		for _, f := range st.fields {
+			if err := p.rowField(c, f, c.what()); err != nil {
+				return err
+			}
+			t.Fields = append(t.Fields, f.text)
+		}
+		n := plan.Node{Op: plan.OpTransform, Effect: plan.EffectRead, Input: c.node, Many: c.many, Columns: rowColumns(*c), Transforms: []plan.Transform{t}}
+		if c.ent.cat != nil {
+			n.EntryID, n.Entity, n.Columns = c.ent.cat.EntryID, c.ent.name, fieldNames(c.ent.e)
+		}
+		id, err := p.add(n, st.p)
+		c.node, c.own = id, true
+		return err
 	case stPageSize:
 		n := &p.nodes[c.node]
 		if !c.own || n.Op != plan.OpFetch || !n.Many || len(n.Transforms) > 0 || n.PageSize > 0 {
@@ -382,7 +397,7 @@ func (p *planner) colsTransform(c *cur, st *step) *abi.Error {
 			cols = append(cols, f.text)
 		}
 		t = plan.Transform{Kind: plan.TProject, Fields: cols}
-	case stAggregate, stGroupBy, stSingleton:
+	case stAggregate, stGroupBy, stSingleton, stDedupe:
 		return p.computeStep(c, st)
 	default:
 		return errAt(st.p, abi.CodeType, "computed rows cannot take ."+st.name.raw, "apply it before the compute")

@@ -41,6 +41,7 @@ func init() {
 		{"interpolate_label", "top = Issue(\"i1\")\nComment.create(issue_id=top, body=\"Re: ${top.title} (${top})\")", nil},
 		{"interpolate_row", "src = Issue{status=\"open\"}.limit(2)\nc = src => Comment.create(issue_id=_.id, body=<<T\nabout ${_.title}\nT)\nc", nil},
 		{"follow_ref_field", `Issue{status="open"}.limit(3).project_id[id, name]`, nil},
+		{"dedupe", `Issue{project_id="p1"}.dedupe(status)[id, status]`, nil},
 		{"label_named_like_tag", "note = <<note\nx\nnote\nnote", nil},
 	}...)
 	errorCases = append(errorCases, []errCase{
@@ -75,6 +76,7 @@ func init() {
 		{name: "foreign_unknown_field", program: `Issue{Project.nme="x"}`, code: abi.CodeUnknownField, line: 1, col: 15, hint: "did you mean name?"},
 		{name: "reverse_no_ref", program: `Project("p1").^User`, code: abi.CodeType, line: 1, col: 16, msg: "no field or query parameter referencing Project"},
 		{name: "computed_unknown_column", program: `Project.group_by(name, n=count).sort(m)`, code: abi.CodeUnknownField, line: 1, col: 38, msg: "no column m"},
+		{name: "dedupe_unknown", program: `Project.dedupe(nam)`, code: abi.CodeUnknownField, line: 1, col: 16, hint: "did you mean name?"},
 		{name: "interp_outside_call", program: `Issue{title="${a.b}"}`, code: abi.CodeType, line: 1, col: 13, msg: "only in a method's arguments"},
 		{name: "interp_unknown_label", program: `Comment.create(issue_id="i1", body="${nope.title}")`, code: abi.CodeUnknownEntity, line: 1, col: 36, msg: "names no bound label"},
 		{name: "interp_bad", program: `Comment.create(issue_id="i1", body="${1x}")`, code: abi.CodeSyntax, line: 1, col: 36, msg: "not a reference"},

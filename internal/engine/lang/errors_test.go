@@ -68,7 +68,6 @@ var errorCases = []errCase{
 	{name: "unknown_aggregate", program: `Issue.aggregate(n=median(votes))`, code: abi.CodeSyntax, line: 1, col: 19, msg: "unknown aggregate"},
 
 	// unsupported constructs parse, then are refused where they stand
-	{name: "dedupe", program: `Project.dedupe(name, id)`, code: abi.CodeBadRequest, line: 1, col: 9, msg: ".dedupe(…) is not supported"},
 	{name: "page_size_late", program: `Project.limit(3).page_size(10)`, code: abi.CodeType, line: 1, col: 18, msg: "right after the read"},
 	{name: "page_size_get", program: `Project("p1").page_size(10)`, code: abi.CodeType, line: 1, col: 15, msg: "right after the read"},
 	{name: "wait", program: `wait(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "wait(…) is not supported"},

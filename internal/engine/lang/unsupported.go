@@ -7,9 +7,7 @@ import "github.com/plasmd/plasmd/guest/abi"
 // a syntax error) and then refused here, before any planning, at the
 // position of the construct.
 
-var unsupportedHints = map[stepKind]string{
-	stDedupe: "use .group_by(field, n=count) for one row per value",
-}
+var unsupportedHints = map[stepKind]string{}
 
 func notSupported(p pos, what, hint string) *abi.Error {
 	return errAt(p, abi.CodeBadRequest, what+" is not supported by this server yet", hint)

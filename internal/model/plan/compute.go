@@ -20,6 +20,7 @@ const (
 	TDerive    = "derive"    // one output row per input row, columns Derive
 	TRender    = "render"    // one row {content}: Template over the rows
 	TSingleton = "singleton" // the input must hold exactly one row
+	TDedupe    = "dedupe"    // the first row per distinct value of Fields
 )
 
 // Aggregate functions.

@@ -42,6 +42,8 @@ func applyCompute(t abi.Table, tr plan.Transform) (abi.Table, error) {
 		return derive(t, tr.Derive)
 	case plan.TRender:
 		return renderRows(t, tr.Template)
+	case plan.TDedupe:
+		return dedupe(t, tr.Fields)
 	case plan.TSingleton:
 		if len(t.Rows) != 1 {
 			return t, fmt.Errorf("%w: .singleton() expected exactly one row, got %d; narrow the source (filters, get by id) or use .limit(1)", ErrSingleton, len(t.Rows))
@@ -195,6 +197,30 @@ func groupKey(v any) any {
 	return fmtKey(fmt.Sprintf("%T\x00%v", v, v))
 }
 
+// dedupe keeps the first row per distinct combination of fields.
+func dedupe(t abi.Table, fields []string) (abi.Table, error) {
+	idx := make([]int, len(fields))
+	for i, f := range fields {
+		if idx[i] = t.Col(f); idx[i] < 0 {
+			return t, fmt.Errorf("dedupe: no field %q in %s", f, strings.Join(t.Columns, ", "))
+		}
+	}
+	seen := map[string]bool{}
+	rows := t.Rows[:0:0]
+	for _, row := range t.Rows {
+		var k strings.Builder
+		for _, c := range idx {
+			fmt.Fprintf(&k, "%T\x00%v\x01", row[c], row[c])
+		}
+		if !seen[k.String()] {
+			seen[k.String()] = true
+			rows = append(rows, row)
+		}
+	}
+	t.Rows = rows
+	return t, nil
+}
+
 // derive maps every row onto the derived columns.
 func derive(t abi.Table, cols []plan.Derived) (abi.Table, error) {
 	idx := make([]int, len(cols))
@@ -256,7 +282,7 @@ func wholeList(n *plan.Node) bool {
 		return true
 	}
 	for _, t := range n.Transforms {
-		if plan.IsCompute(t.Kind) || t.Kind == plan.TSingleton {
+		if plan.IsCompute(t.Kind) || t.Kind == plan.TSingleton || t.Kind == plan.TDedupe {
 			return true
 		}
 	}

@@ -31,6 +31,8 @@ func TestComputes(t *testing.T) {
 			abi.Table{Columns: []string{"status", "n", "avg"}, Rows: [][]any{{"open", int64(3), 2.75}, {"closed", int64(1), 4.0}}}},
 		{"derive", plan.Transform{Kind: plan.TDerive, Derive: []plan.Derived{{Name: "t", Field: "title"}, {Name: "k", Value: "x"}}},
 			abi.Table{Columns: []string{"t", "k"}, Rows: [][]any{{"A", "x"}, {"B", "x"}, {"C", "x"}, {"D", "x"}}}},
+		{"dedupe", plan.Transform{Kind: plan.TDedupe, Fields: []string{"status"}},
+			abi.Table{Columns: []string{"id", "status", "score", "title"}, Rows: [][]any{{"i1", "open", int64(3), "A"}, {"i2", "closed", json.Number("4"), "B"}}}},
 		{"render", plan.Transform{Kind: plan.TRender, Template: "{{len .rows}}:{{range .rows}}{{.id}}{{end}}"},
 			abi.Table{Columns: []string{"content"}, Rows: [][]any{{"4:i1i2i3i4"}}}},
 	}
