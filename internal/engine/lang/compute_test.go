@@ -37,6 +37,7 @@ func init() {
 		{"dotdot_args", `Issue.create(project_id="p1", title="x", ..)`, nil},
 		{"phrase_value", `Issue{title=crash on login}.limit(1)[id]`, nil},
 		{"phrase_search", `Issue~login bug`, nil},
+		{"phrase_search_postfix", `Issue~login bug.limit(2)[id]`, nil},
 		{"page_size", `e4{p4="open"}.page_size(10)[id, title]`, nil},
 		{"interpolate_label", "top = Issue(\"i1\")\nComment.create(issue_id=top, body=\"Re: ${top.title} (${top})\")", nil},
 		{"interpolate_row", "src = Issue{status=\"open\"}.limit(2)\nc = src => Comment.create(issue_id=_.id, body=<<T\nabout ${_.title}\nT)\nc", nil},

@@ -37,7 +37,7 @@ func (ps *parser) phrase(v *value) bool {
 		if (t.kind != tIdent && t.kind != tNumber) || !t.space {
 			break
 		}
-		if _, op := predOps[ps.peekN(1).kind]; op || ps.peekN(1).kind == tLParen || ps.peekN(1).kind == tDot {
+		if _, op := predOps[ps.peekN(1).kind]; op || ps.peekN(1).kind == tLParen || ps.peekN(1).kind == tDot && !ps.postfixAt(2) {
 			break
 		}
 		words = append(words, t.raw)
@@ -48,6 +48,15 @@ func (ps *parser) phrase(v *value) bool {
 	}
 	v.kind, v.lit = vLit, strings.Join(words, " ")
 	return true
+}
+
+// postfixAt reports whether token i ahead is a postfix keyword (limit,
+// sort, …), so `Issue~login bug.limit(2)` ends its phrase at "bug" rather
+// than reading bug.limit as a label field.
+func (ps *parser) postfixAt(i int) bool {
+	t := ps.peekN(i)
+	_, ok := postfixKeywords[t.text]
+	return t.kind == tIdent && ok && t.sym == nil
 }
 
 // isUnionCtor reports whether the next tokens are `v#{`.
