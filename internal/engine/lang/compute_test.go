@@ -116,6 +116,21 @@ func TestComputeVerdicts(t *testing.T) {
 	}
 }
 
+// ${…} inside text names fields by wire name or by their taught p#.
+func TestInterpolationSymbols(t *testing.T) {
+	a, err := run("top = Issue(\"i1\")\nComment.create(issue_id=top, body=\"${top.p5}\")", onlyTracker, testSymbols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := run("top = Issue(\"i1\")\nComment.create(issue_id=top, body=\"${top.title}\")", onlyTracker, testSymbols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if normalise(a) != normalise(b) {
+		t.Fatalf("p5 and title differ:\n%s\n%s", normalise(a), normalise(b))
+	}
+}
+
 // An effect runs once per input row, with _.field taken from the row.
 func TestEffectPlan(t *testing.T) {
 	p, err := run("open = Issue{status=\"open\"}.limit(3)\nsync = open => Issue(_.id).update(title=_.title, status=\"closed\")\nsync", onlyTracker, testSymbols())

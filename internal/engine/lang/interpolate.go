@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/model/symbol"
 )
 
 // `${label.field}`, `${label}` and, inside an effect, `${_.field}` in a
@@ -50,14 +51,22 @@ func (p *planner) interpRef(v *value, path string) (plan.ArgRef, *abi.Error) {
 	if !isPlainIdent(root) || dotted && !isPlainIdent(field) {
 		return plan.ArgRef{}, bad
 	}
+	rawField := field
+	if k, n := symbol.Parse(field); k == symbol.KindSlot {
+		// Text is never symbol-expanded by the lexer; a taught p# names
+		// the same field here as it would outside the quotes.
+		if sl, ok := p.symbols().Slot(n); ok && sl.Name != "" {
+			field = sl.Name
+		}
+	}
 	rv := &value{p: v.p, kind: vIdent, ident: name{p: v.p, text: root, raw: root}}
 	if root == "_" {
 		if !dotted {
 			return plan.ArgRef{}, bad
 		}
-		rv = &value{p: v.p, kind: vUnderscore, field: &name{p: v.p, text: field, raw: field}}
+		rv = &value{p: v.p, kind: vUnderscore, field: &name{p: v.p, text: field, raw: rawField}}
 	} else if dotted {
-		rv.field = &name{p: v.p, text: field, raw: field}
+		rv.field = &name{p: v.p, text: field, raw: rawField}
 	}
 	if rv.kind == vIdent && p.labels[root] == nil {
 		return plan.ArgRef{}, errAt(v.p, abi.CodeUnknownEntity, "${"+path+"} names no bound label", listHint(root, "labels", p.labelNames()))
