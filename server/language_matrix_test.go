@@ -38,7 +38,10 @@ type matrixRow struct {
 		Hint    string `yaml:"hint"`
 		Status  int    `yaml:"status"`
 	} `yaml:"error"`
-	Pending string `yaml:"pending"`
+	// RunError, with a verdict, is a substring of the run's refusal: the
+	// program plans, then fails at run time.
+	RunError string `yaml:"run_error"`
+	Pending  string `yaml:"pending"`
 }
 
 type matrixFile struct {
@@ -144,6 +147,12 @@ func TestLanguageMatrix(t *testing.T) {
 			// force: review plans run without a dry-run commit ref, where the
 			// server gates them.
 			rr := f.do(t, "POST", path+"?force=true", "text/plain", row.Program, "Accept", "application/json")
+			if row.RunError != "" {
+				if rr.status < 400 || !strings.Contains(rr.body, row.RunError) {
+					t.Fatalf("run: %d %s, want a refusal with %q", rr.status, rr.body, row.RunError)
+				}
+				return
+			}
 			if rr.status != http.StatusOK {
 				t.Fatalf("run: %d %s", rr.status, rr.body)
 			}

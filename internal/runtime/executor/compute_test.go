@@ -141,3 +141,33 @@ func BenchmarkGroupBy(b *testing.B) {
 		}
 	})
 }
+
+// A compute or semi-join over a list that continues on another page is
+// refused rather than answered from the first page.
+func TestWholeListGuard(t *testing.T) {
+	rows := abi.Table{Columns: []string{"id"}, Rows: [][]any{{"a"}}}
+	agg := plan.Node{Op: plan.OpTransform, Input: 0, Transforms: []plan.Transform{{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "n", Fn: "count"}}}}}
+	semi := plan.Node{Op: plan.OpTransform, Input: 0, Semi: &plan.SemiJoin{Node: 1, Field: "id", Key: "id"}}
+	plain := plan.Node{Op: plan.OpTransform, Input: 0, Transforms: []plan.Transform{{Kind: plan.TLimit, N: 1}}}
+	more := &Continuation{Page: map[string]any{"offset": 20}}
+	for _, tc := range []struct {
+		name           string
+		n              plan.Node
+		inNext, keyNxt *Continuation
+		partial        bool
+	}{
+		{"aggregate over a partial list", agg, more, nil, true},
+		{"aggregate over a whole list", agg, nil, nil, false},
+		{"semi-join with partial keys", semi, nil, more, true},
+		{"limit keeps the continuation", plain, more, nil, false},
+	} {
+		r := &run{states: []*nodeState{{table: rows, next: tc.inNext}, {table: rows, next: tc.keyNxt}}}
+		_, next, err := r.transformInput(&tc.n)
+		if got := errors.Is(err, ErrPartialList); got != tc.partial {
+			t.Errorf("%s: err %v", tc.name, err)
+		}
+		if tc.name == "limit keeps the continuation" && next == nil {
+			t.Errorf("%s: continuation dropped", tc.name)
+		}
+	}
+}
