@@ -258,7 +258,7 @@ func (p *planner) renderStep(c cur, r *rhs) (cur, *abi.Error) {
 	if c.cols == nil && c.ent.cat == nil {
 		return c, errAt(*r.render, abi.CodeType, "page(…) rows cannot be rendered", "render the original program's rows")
 	}
-	if _, err := render.Parse(r.tmpl); err != nil {
+	if err := render.Check(r.tmpl); err != nil {
 		var te *render.Error
 		if errors.As(err, &te) {
 			return c, errAt(pos{r.render.line + te.Line, 1}, abi.CodeSyntax, "template: "+te.Msg, te.Hint)

@@ -1,35 +1,34 @@
-// Package render turns rows into text with Go's text/template, sandboxed
-// for programs written by agents: a template sees only its rows, cannot
-// define, include or call other templates or functions, runs a bounded
-// number of loop iterations and writes a bounded amount of text.
+// Package render checks the row templates of programs (`rows <<T … T`)
+// for the sandbox the host renders them in: Go text/template syntax over
+// .rows, no define, template, block or call, printf only with literal
+// formats and small widths. It uses only text/template/parse, so the
+// engine can check a template at plan time (errors carry the program's
+// line) without linking the template executor; the host's rendering
+// package parses the same text, puts a step counter in every loop (Prepare)
+// and renders it.
 //
 // Go's own template language was chosen over a Jinja-like library: it has
 // no file, include or import machinery to disable, its parse tree is public
 // so the sandbox can be checked and instrumented before anything runs, and
-// it adds no dependency to the engine. Templates written for Jinja
-// ({% for %}, | length) are refused with the Go spelling in the hint.
-//
-// The engine parses a template at plan time (so errors carry the program's
-// line) and the host renders it over the rows it holds.
+// it adds no dependency. Templates written for Jinja ({% for %}, | length)
+// are refused with the Go spelling in the hint.
 package render
 
 import (
 	"errors"
 	"fmt"
-	"io"
-	"regexp"
 	"strconv"
 	"strings"
-	"text/template"
 	"text/template/parse"
 )
 
-// Limits on one rendering.
-const (
-	MaxOutput = 1 << 20 // bytes of rendered text
-	MaxSteps  = 100000  // loop iterations, all loops together
-	MaxSource = 16 << 10
-)
+// MaxSource bounds a template's text.
+const MaxSource = 16 << 10
+
+// TickName is the function the sandbox calls at the top of every loop
+// body (see Prepare). A template may call it too; that only spends its
+// own budget.
+const TickName = "plasmdTick"
 
 // ErrTemplate is the sentinel every template error matches.
 var ErrTemplate = errors.New("template error")
@@ -49,85 +48,121 @@ func (e *Error) Is(target error) bool { return target == ErrTemplate }
 // GoSyntaxHint shows the Go spelling of the usual row templates.
 const GoSyntaxHint = "templates use Go text/template over .rows: {{len .rows}} rows, {{range .rows}}{{.title}}\n{{end}}, {{(index .rows 0).title}}"
 
-// Template is a checked template. Render is not safe for concurrent use
-// of one Template: parse one per rendering.
-type Template struct {
-	t     *template.Template
-	steps *int
+// Builtins are text/template's predefined functions plus TickName: the
+// only functions a template may name.
+var Builtins = map[string]any{}
+
+func init() {
+	for _, n := range []string{"and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne", TickName} {
+		Builtins[n] = true // parse only checks that the value is non-nil
+	}
 }
 
-// tickName is the function the sandbox calls at the top of every loop
-// body. A template may call it too; that only spends its own budget.
-const tickName = "plasmdTick"
-
-var lineRE = regexp.MustCompile(`^template: t:(\d+):(?:\d+:)? ?(.*)$`)
-
-// Parse checks src and prepares it for rendering.
-func Parse(src string) (*Template, error) {
+// Check reports whether src is a template the sandbox renders.
+func Check(src string) error {
 	if len(src) > MaxSource {
-		return nil, &Error{Line: 1, Msg: fmt.Sprintf("template is %d bytes; the limit is %d", len(src), MaxSource)}
+		return &Error{Line: 1, Msg: fmt.Sprintf("template is %d bytes; the limit is %d", len(src), MaxSource)}
 	}
 	if l, ok := jinja(src); ok {
-		return nil, &Error{Line: l, Msg: "this looks like a Jinja template", Hint: GoSyntaxHint}
+		return &Error{Line: l, Msg: "this looks like a Jinja template", Hint: GoSyntaxHint}
 	}
-	steps := new(int)
-	funcs := template.FuncMap{tickName: func() (string, error) {
-		*steps++
-		if *steps > MaxSteps {
-			return "", fmt.Errorf("loops ran more than %d times", MaxSteps)
-		}
-		return "", nil
-	}}
-	t, err := template.New("t").Funcs(funcs).Option("missingkey=zero").Parse(src)
+	trees, err := parse.Parse("t", src, "", "", Builtins)
 	if err != nil {
-		return nil, parseError(err)
+		return ParseError(err)
 	}
-	if len(t.Templates()) > 1 {
-		return nil, &Error{Line: 1, Msg: "define and block are not allowed", Hint: "write one template; repeat text with range"}
+	if len(trees) > 1 {
+		return &Error{Line: 1, Msg: "define and block are not allowed", Hint: "write one template; repeat text with range"}
 	}
-	if t.Tree == nil || t.Tree.Root == nil {
-		t, _ = template.New("t").Parse("")
-		return &Template{t: t, steps: steps}, nil
+	t := trees["t"]
+	if t == nil || t.Root == nil {
+		return nil
 	}
-	c := &checker{tree: t.Tree, src: src}
-	if err := c.check(t.Tree.Root, 0); err != nil {
-		return nil, err
-	}
-	return &Template{t: t, steps: steps}, nil
+	c := &checker{tree: t, src: src}
+	return c.check(t.Root, 0)
 }
 
-func parseError(err error) *Error {
-	msg := err.Error()
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return &Error{Line: max(n, 1), Msg: m[2], Hint: GoSyntaxHint}
+// Prepare checks a parsed tree like Check and puts a TickName call at the
+// top of every loop body, so the host's step budget sees every iteration.
+func Prepare(tree *parse.Tree, src string) error {
+	if tree == nil || tree.Root == nil {
+		return nil
 	}
-	return &Error{Line: 1, Msg: msg, Hint: GoSyntaxHint}
+	c := &checker{tree: tree, src: src, instrument: true}
+	return c.check(tree.Root, 0)
+}
+
+// ParseError turns a text/template error into an *Error with its line.
+func ParseError(err error) *Error {
+	line, msg := SplitMessage(err.Error())
+	return &Error{Line: line, Msg: msg, Hint: GoSyntaxHint}
+}
+
+// SplitMessage reads text/template's "template: t:LINE[:COL]: message"
+// into the line (1 when absent) and the message.
+func SplitMessage(msg string) (int, string) {
+	rest, ok := strings.CutPrefix(msg, "template: t:")
+	if !ok {
+		return 1, msg
+	}
+	num, tail, ok := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return 1, msg
+	}
+	if col, after, ok := strings.Cut(tail, ":"); ok {
+		if _, err := strconv.Atoi(col); err == nil {
+			tail = after
+		}
+	}
+	return max(n, 1), strings.TrimSpace(tail)
 }
 
 // jinja reports the line of a Jinja-only construct.
 func jinja(src string) (int, bool) {
 	for i, ln := range strings.Split(src, "\n") {
-		if strings.Contains(ln, "{%") || strings.Contains(ln, "{#") || jinjaFilter.MatchString(ln) {
+		if strings.Contains(ln, "{%") || strings.Contains(ln, "{#") || jinjaFilter(ln) {
 			return i + 1, true
 		}
 	}
 	return 0, false
 }
 
-// jinjaFilter matches {{ x | filter }}; a Go pipeline has no space-free
-// reading of that which starts with an identifier after the bar, so the
-// only Go templates it catches are ones that pipe into a function, which
-// this sandbox offers none of beyond the builtins.
-var jinjaFilter = regexp.MustCompile(`\{\{[^}]*\|\s*(length|join|upper|lower|default|first|last|count|e|safe|trim|title)\b`)
+// jinjaFilters are Jinja filter names; a Go pipeline only pipes into
+// functions, and none of these is one here.
+var jinjaFilters = map[string]bool{"length": true, "join": true, "upper": true, "lower": true, "default": true,
+	"first": true, "last": true, "count": true, "e": true, "safe": true, "trim": true, "title": true}
+
+// jinjaFilter reports `{{ … | filter` on one line.
+func jinjaFilter(ln string) bool {
+	for {
+		i := strings.Index(ln, "{{")
+		if i < 0 {
+			return false
+		}
+		ln = ln[i+2:]
+		action := ln
+		if j := strings.Index(action, "}}"); j >= 0 {
+			action = action[:j]
+		}
+		for _, seg := range strings.Split(action, "|")[1:] {
+			seg = strings.TrimLeft(seg, " \t")
+			end := 0
+			for end < len(seg) && (seg[end] == '_' || seg[end] >= 'a' && seg[end] <= 'z') {
+				end++
+			}
+			if jinjaFilters[seg[:end]] {
+				return true
+			}
+		}
+	}
+}
 
 // checker walks a parsed template.
 type checker struct {
-	tree *parse.Tree
-	src  string
+	tree       *parse.Tree
+	src        string
+	instrument bool
 }
-
-var printfVerb = regexp.MustCompile(`%[-+# 0]*(\d*)(?:\.(\d*))?([a-zA-Z%*\[])`)
 
 // check walks the tree: it refuses sub-templates, call and unbounded
 // printf widths, and puts a step counter at the top of every loop body.
@@ -154,10 +189,19 @@ func (c *checker) check(n parse.Node, depth int) error {
 	case *parse.WithNode:
 		return c.checkBranch(&x.BranchNode, depth)
 	case *parse.RangeNode:
+		if !c.instrument {
+			if err := c.checkPipe(x.Pipe, depth); err != nil {
+				return err
+			}
+			if err := c.check(x.List, depth+1); err != nil {
+				return err
+			}
+			return c.check(x.ElseList, depth+1)
+		}
 		tick := &parse.ActionNode{NodeType: parse.NodeAction, Pos: x.Pos, Line: x.Line,
 			Pipe: &parse.PipeNode{NodeType: parse.NodePipe, Pos: x.Pos, Line: x.Line,
 				Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: x.Pos,
-					Args: []parse.Node{parse.NewIdentifier(tickName).SetTree(c.tree).SetPos(x.Pos)}}}}}
+					Args: []parse.Node{parse.NewIdentifier(TickName).SetTree(c.tree).SetPos(x.Pos)}}}}}
 		if x.List == nil {
 			x.List = &parse.ListNode{NodeType: parse.NodeList, Pos: x.Pos}
 		}
@@ -223,10 +267,8 @@ func (c *checker) checkPrintf(p *parse.PipeNode, args []parse.Node) error {
 	if !ok {
 		return bad
 	}
-	for _, m := range printfVerb.FindAllStringSubmatch(s.Text, -1) {
-		if len(m[1]) > 2 || len(m[2]) > 2 || m[3] == "*" || m[3] == "[" {
-			return bad
-		}
+	if !smallVerbs(s.Text) {
+		return bad
 	}
 	return nil
 }
@@ -243,71 +285,36 @@ func (c *checker) line(n parse.Node) int {
 	return strings.Count(c.src[:p], "\n") + 1
 }
 
-// Render executes t over rows (each a column → value map) and returns the
-// text. Integers reach the template as float64 so that no row value can
-// drive a range loop; they print the same.
-func (t *Template) Render(rows []map[string]any) (string, error) {
-	data := make([]any, len(rows))
-	for i, r := range rows {
-		m := make(map[string]any, len(r))
-		for k, v := range r {
-			m[k] = safeValue(v, 0)
+// smallVerbs reports whether every verb of a printf format has a width
+// and precision of at most two digits and no * or [n] argument index.
+func smallVerbs(f string) bool {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
 		}
-		data[i] = m
-	}
-	*t.steps = 0
-	var b limitWriter
-	if err := t.t.Execute(&b, map[string]any{"rows": data}); err != nil {
-		msg := err.Error()
-		if m := lineRE.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return "", &Error{Line: max(n, 1), Msg: m[2]}
+		i++
+		for i < len(f) && strings.IndexByte("-+# 0", f[i]) >= 0 {
+			i++
 		}
-		return "", &Error{Line: 1, Msg: msg}
+		for _, part := range []bool{true, false} {
+			if !part {
+				if i >= len(f) || f[i] != '.' {
+					break
+				}
+				i++
+			}
+			digits := 0
+			for i < len(f) && f[i] >= '0' && f[i] <= '9' {
+				i++
+				digits++
+			}
+			if digits > 2 {
+				return false
+			}
+		}
+		if i < len(f) && (f[i] == '*' || f[i] == '[') {
+			return false
+		}
 	}
-	return b.String(), nil
+	return true
 }
-
-func safeValue(v any, depth int) any {
-	switch x := v.(type) {
-	case int64:
-		return float64(x)
-	case int:
-		return float64(x)
-	case []any:
-		if depth > 32 {
-			return nil
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = safeValue(e, depth+1)
-		}
-		return out
-	case map[string]any:
-		if depth > 32 {
-			return nil
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = safeValue(e, depth+1)
-		}
-		return out
-	case fmt.Stringer:
-		return x.String()
-	}
-	return v
-}
-
-// limitWriter fails the rendering once MaxOutput bytes are written.
-type limitWriter struct{ strings.Builder }
-
-var errTooLong = fmt.Errorf("rendered text exceeds %d bytes", MaxOutput)
-
-func (w *limitWriter) Write(p []byte) (int, error) {
-	if w.Len()+len(p) > MaxOutput {
-		return 0, errTooLong
-	}
-	return w.Builder.Write(p)
-}
-
-var _ io.Writer = (*limitWriter)(nil)

@@ -6,32 +6,6 @@ import (
 	"testing"
 )
 
-func rows() []map[string]any {
-	return []map[string]any{{"id": "a", "n": int64(2)}, {"id": "b", "n": 3.5}}
-}
-
-func TestRender(t *testing.T) {
-	cases := []struct{ src, want string }{
-		{"{{len .rows}} rows", "2 rows"},
-		{"{{range .rows}}{{.id}}={{.n}};{{end}}", "a=2;b=3.5;"},
-		{"{{(index .rows 0).id}}", "a"},
-		{`{{printf "%.1f" (index .rows 1).n}}`, "3.5"},
-		{"plain text, no actions", "plain text, no actions"},
-		{"{{range .rows}}{{if eq .id \"b\"}}B{{else}}-{{end}}{{end}}", "-B"},
-		{"{{.missing}}", "<no value>"},
-	}
-	for _, tc := range cases {
-		tp, err := Parse(tc.src)
-		if err != nil {
-			t.Fatalf("%q: %v", tc.src, err)
-		}
-		got, err := tp.Render(rows())
-		if err != nil || got != tc.want {
-			t.Errorf("%q: got %q, %v; want %q", tc.src, got, err, tc.want)
-		}
-	}
-}
-
 func TestRefused(t *testing.T) {
 	cases := []struct {
 		src  string
@@ -50,7 +24,7 @@ func TestRefused(t *testing.T) {
 		{"{{nosuchfunc 1}}", 1, "nosuchfunc"},
 	}
 	for _, tc := range cases {
-		_, err := Parse(tc.src)
+		err := Check(tc.src)
 		var e *Error
 		if !errors.As(err, &e) || !errors.Is(err, ErrTemplate) || e.Line != tc.line || !strings.Contains(e.Msg, tc.msg) {
 			t.Errorf("%q: got %v (%+v), want line %d %q", tc.src, err, e, tc.line, tc.msg)
@@ -58,44 +32,42 @@ func TestRefused(t *testing.T) {
 	}
 }
 
-// Loops are bounded by a step budget whatever drives them, and output by a
-// byte cap; both end the rendering with an error instead of running on.
-func TestBounds(t *testing.T) {
-	tp, err := Parse("{{range $i := 100000}}{{range $j := 100000}}{{end}}{{end}}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tp.Render(nil); err == nil || !strings.Contains(err.Error(), "loops ran more than") {
-		t.Fatalf("unbounded loop: %v", err)
-	}
-	big := make([]map[string]any, 2000)
-	for i := range big {
-		big[i] = map[string]any{"s": strings.Repeat("x", 1000)}
-	}
-	tp, _ = Parse("{{range .rows}}{{.s}}{{end}}")
-	if _, err := tp.Render(big); err == nil || !strings.Contains(err.Error(), "exceeds") {
-		t.Fatalf("output cap: %v", err)
-	}
-	// A row value never drives a loop: integers arrive as float64.
-	tp, _ = Parse("{{range (index .rows 0).n}}x{{end}}")
-	if _, err := tp.Render([]map[string]any{{"n": int64(1 << 40)}}); err == nil {
-		t.Fatal("ranging over a row's integer ran")
-	}
-}
-
-func FuzzParse(f *testing.F) {
+func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"{{len .rows}}", "{{range .rows}}{{.id}}{{end}}", "{{", "{{define \"a\"}}{{end}}", "{{with .rows}}{{else}}x{{end}}", "{{range $i, $e := .rows}}{{break}}{{end}}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		tp, err := Parse(src)
-		if err != nil {
+		if err := Check(src); err != nil {
 			var e *Error
 			if !errors.As(err, &e) || e.Line < 1 {
 				t.Fatalf("%q: error without line: %v", src, err)
 			}
-			return
 		}
-		_, _ = tp.Render(rows())
 	})
+}
+
+func TestHelpers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+		msg  string
+	}{
+		{"template: t:3: unexpected EOF", 3, "unexpected EOF"},
+		{"template: t:2:14: executing \"t\" at <.x>: boom", 2, "executing \"t\" at <.x>: boom"},
+		{"something else", 1, "something else"},
+	} {
+		if l, m := SplitMessage(tc.in); l != tc.line || m != tc.msg {
+			t.Errorf("SplitMessage(%q) = %d, %q", tc.in, l, m)
+		}
+	}
+	for f, ok := range map[string]bool{"%.2f": true, "%5d|%-10s": true, "%100d": false, "%.100f": false, "%*d": false, "%[1]d": false, "100%": true} {
+		if smallVerbs(f) != ok {
+			t.Errorf("smallVerbs(%q) != %v", f, ok)
+		}
+	}
+	for ln, ok := range map[string]bool{"{{ rows | length }}": true, "{{ x|upper}}": true, "{{ .a | printf \"%s\" }}": false, "a | length": false} {
+		if jinjaFilter(ln) != ok {
+			t.Errorf("jinjaFilter(%q) != %v", ln, ok)
+		}
+	}
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/engine/render"
 	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/runtime/rendering"
 )
 
 // Host-side computes over rows the run already holds: aggregate, group_by,
@@ -251,7 +251,7 @@ func derive(t abi.Table, cols []plan.Derived) (abi.Table, error) {
 
 // renderRows renders the template over the rows as column → value maps.
 func renderRows(t abi.Table, src string) (abi.Table, error) {
-	tp, err := render.Parse(src)
+	tp, err := rendering.Parse(src)
 	if err != nil {
 		return t, err
 	}
