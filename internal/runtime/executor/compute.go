@@ -407,6 +407,23 @@ func pageSizeEnough(size int, paged bool, enough func(abi.Table) (int, error)) f
 	}
 }
 
+// computeSources marks the nodes n reads besides its input: the keys of a
+// semi-join and the rows its argument templates interpolate. They are
+// read whole, never a page at a time: a semi-join against the first page
+// of its keys would drop rows silently.
+func computeSources(n *plan.Node, count int, sources []bool) {
+	if n.Semi != nil && n.Semi.Node >= 0 && n.Semi.Node < count {
+		sources[n.Semi.Node] = true
+	}
+	for _, t := range n.Templates {
+		for _, r := range t.Refs {
+			if r.Node >= 0 && r.Node < count {
+				sources[r.Node] = true
+			}
+		}
+	}
+}
+
 // cutToPage keeps the rows a .page_size read answers with; the rest stay
 // for the continuation (listRead.after(used) resumes after them).
 func cutToPage(l *listRead, used, size int) {

@@ -148,12 +148,13 @@ func pagedNodes(p *plan.Plan) []bool {
 				argSource[r.Node] = true
 			}
 		}
+		computeSources(n, len(p.Nodes), argSource)
 	}
 	paged := make([]bool, len(p.Nodes))
 	// Consumers come later in a valid plan's order, but plans come out of
 	// a guest: iterate to a fixed point instead of trusting the order.
 	for i := range paged {
-		paged[i] = projectsOnly(&p.Nodes[i]) && !argSource[i]
+		paged[i] = projectsOnly(&p.Nodes[i]) && !argSource[i] && p.Nodes[i].Semi == nil
 	}
 	for changed := true; changed; {
 		changed = false
@@ -353,11 +354,11 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		t, err := shape(l.table, n)
 		return t, nil, err
 	}
-	cutToPage(l, used, n.PageSize)
 	var next *Continuation
 	if state, skip, ok := l.after(used); ok {
 		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
 	}
+	cutToPage(l, used, n.PageSize)
 	t, err := shape(l.table, n)
 	return t, next, err
 }
@@ -395,13 +396,13 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 	if err != nil {
 		return abi.Table{}, nil, err
 	}
-	cutToPage(l, used, c.PageSize)
 	var next *Continuation
 	if state, skip, ok := l.after(used); ok && r.paged[n.ID] {
 		nc := *c
 		nc.Page, nc.Skip = state, skip
 		next = &nc
 	}
+	cutToPage(l, used, c.PageSize)
 	t, limited, err := shapeLimited(l.table, view)
 	if err != nil {
 		return abi.Table{}, nil, err
