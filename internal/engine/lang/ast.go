@@ -28,6 +28,7 @@ const (
 	rhsPage
 	rhsWait
 	rhsCancel
+	rhsText // a string or heredoc bound on its own: one row {content}
 )
 
 // rhs is a right-hand side: an expression chain, a continuation, or a
@@ -40,6 +41,8 @@ type rhs struct {
 	src    *source
 	steps  []*step
 	render *pos // position of a trailing <<TAG render
+	tmpl   string
+	text   *value // rhsText
 
 	handle   *name // page/wait/cancel
 	limit    int
@@ -87,6 +90,7 @@ const (
 	stGroupBy
 	stDedupe
 	stSingleton
+	stReverse // .^Entity{…}
 )
 
 var stepNames = map[stepKind]string{
@@ -118,6 +122,9 @@ type pred struct {
 	field name
 	op    string
 	val   *value
+	// foreign, when set, makes this `Foreign.field op value`: a predicate
+	// on the entity a reference field of the queried entity points at.
+	foreign *name
 }
 
 // spec is one aggregate: name = count | fn(field).
@@ -135,14 +142,17 @@ const (
 	vIdent      // a label reference (with optional field) or a bare word
 	vEntity     // Entity(…) used as a value
 	vUnderscore // _.field inside derive/effect
+	vUnion      // v#{k=v, …}: a union constructor as a method's sole argument
 )
 
 type value struct {
 	p     pos
+	end   pos // after the value, for phrase spans
 	kind  valKind
 	lit   any
 	list  []*value
 	ident name
 	field *name
 	get   *source
+	union []arg
 }

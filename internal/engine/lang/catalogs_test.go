@@ -47,6 +47,9 @@ func trackerCatalog() *catalog.Catalog {
 			"score":  {Type: "number"},
 			"count":  {Type: "integer"},
 			"flag":   {Type: "boolean"},
+			// References, for .^Entity and Foreign.field predicates.
+			"project_ref": {Type: "entity_ref", Target: "Project"},
+			"issue_ref":   {Type: "entity_ref", Target: "Issue"},
 		},
 		Entities:     map[string]*catalog.Entity{},
 		Capabilities: map[string]*catalog.Capability{},
@@ -57,7 +60,7 @@ func trackerCatalog() *catalog.Catalog {
 		// lead is embedded in the project's get with only some of its fields.
 		"lead": rel("lead", "User", "one", catalog.Materialize{Kind: catalog.FromParentGet, Path: []catalog.PathStep{{Key: "lead"}}}),
 	}
-	issue := entity("Issue", "id", "id", "id", "project_id", "id", "title", "str", "status", "status",
+	issue := entity("Issue", "id", "id", "id", "project_id", "project_ref", "title", "str", "status", "status",
 		"assignee_id", "id", "score", "score", "votes", "count", "body", "str")
 	issue.Relations = map[string]*catalog.Relation{
 		"comments": rel("comments", "Comment", "many", catalog.Materialize{Kind: catalog.QueryScoped, Capability: "comment_query", Param: "issue_id"}),
@@ -70,7 +73,7 @@ func trackerCatalog() *catalog.Catalog {
 	c.Entities["Project"] = project
 	c.Entities["Issue"] = issue
 	c.Entities["User"] = entity("User", "id", "id", "id", "login", "str", "name", "str")
-	c.Entities["Comment"] = entity("Comment", "id", "id", "id", "issue_id", "id", "body", "str", "author_id", "id")
+	c.Entities["Comment"] = entity("Comment", "id", "id", "id", "issue_id", "issue_ref", "body", "str", "author_id", "id")
 	c.Entities["Label"] = entity("Label", "name", "name", "str", "color", "str")
 	c.Entities["Node"] = &catalog.Entity{Name: "Node", Abstract: true, Fields: map[string]*catalog.Field{}}
 	c.Entities["Repo"] = &catalog.Entity{Name: "Repo", KeyVars: []string{"owner", "name"},
@@ -109,7 +112,7 @@ func trackerCatalog() *catalog.Catalog {
 		capability("issue_add_label", catalog.KindAction, "Issue", param("id", "id", true, ""), param("label", "str", true, "")),
 		capability("user_query", catalog.KindQuery, "User", param("user_id", "id", false, ""), param("project", "id", false, "")),
 		capability("user_get", catalog.KindGet, "User", param("id", "id", true, "")),
-		capability("comment_query", catalog.KindQuery, "Comment", param("issue_id", "id", true, "")),
+		capability("comment_query", catalog.KindQuery, "Comment", param("issue_id", "issue_ref", true, "")),
 		capability("comment_create", catalog.KindCreate, "Comment", param("issue_id", "id", true, ""), param("body", "str", true, "")),
 		capability("repo_get", catalog.KindGet, "Repo", param("owner", "str", true, ""), param("name", "str", true, "")),
 		// A search that declares nothing to carry the phrase (a catalog defect

@@ -63,6 +63,10 @@ func expand(toks []token, m *symbol.Map) *abi.Error {
 				ref.relation, ok = m.Relation(n)
 				t.text = ref.relation.Name
 			case symbol.KindValue:
+				if i+1 < len(toks) && toks[i+1].kind == tLBrace && !toks[i+1].space {
+					// v#{…}: a union constructor, judged by the planner.
+					continue
+				}
 				if _, known := m.ValueAt(n); known {
 					return errAt(t.p, abi.CodeSyntax, t.raw+" is a value-domain symbol; v# symbols are metadata, never part of a program",
 						"use the value itself (e.g. a quoted string or a number) where the teaching table shows "+t.raw)
@@ -71,6 +75,9 @@ func expand(toks []token, m *symbol.Map) *abi.Error {
 		}
 		if !ok || t.text == "" {
 			t.text = t.raw
+			if k == symbol.KindValue && i+1 < len(toks) && toks[i+1].kind == tLBrace && !toks[i+1].space {
+				continue
+			}
 			if k == symbol.KindValue {
 				t.symErr = errAt(t.p, abi.CodeSyntax, t.raw+" looks like a value-domain symbol; v# symbols are metadata, never names in a program",
 					"use the value itself (e.g. a quoted string or a number)")

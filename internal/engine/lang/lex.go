@@ -38,6 +38,8 @@ const (
 	tLe
 	tTilde
 	tArrow
+	tDotDot // `..`: only valid as the last argument of a method call
+	tCaret  // `^` in `.^Entity` (reverse traversal)
 )
 
 var tokNames = [...]string{
@@ -45,7 +47,7 @@ var tokNames = [...]string{
 	tHeredoc: "heredoc", tNumber: "number", tLParen: "(", tRParen: ")",
 	tLBrace: "{", tRBrace: "}", tLBrack: "[", tRBrack: "]", tComma: ",",
 	tDot: ".", tColon: ":", tEq: "=", tNe: "!=", tGt: ">", tLt: "<",
-	tGe: ">=", tLe: "<=", tTilde: "~", tArrow: "=>",
+	tGe: ">=", tLe: "<=", tTilde: "~", tArrow: "=>", tDotDot: "..", tCaret: "^",
 }
 
 func (k tokKind) String() string { return tokNames[k] }
@@ -91,12 +93,21 @@ type lexer struct {
 	depth  int
 	opens  []pos
 	spaced bool
+	// closed maps each heredoc tag to the line its body closed on, so a
+	// later line holding only that tag can be explained (see strayTag).
+	closed map[string]int
+	// lastTag and lastAt are the most recently closed heredoc.
+	lastTag string
+	lastAt  int
+	// lineStart is true until something other than blanks is seen on the
+	// current line.
+	lineStart bool
 }
 
 func lex(src string) ([]token, *abi.Error) {
-	lx := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2)}
+	lx := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2), lineStart: true}
 	if err := lx.run(); err != nil {
-		return nil, err
+		return nil, lx.strayAfter(err)
 	}
 	return lx.toks, nil
 }
@@ -131,6 +142,7 @@ func (lx *lexer) peekAt(i int) byte {
 func (lx *lexer) emit(k tokKind, start int, p pos, text string) *token {
 	lx.toks = append(lx.toks, token{kind: k, text: text, raw: lx.src[start:lx.off], p: p, off: start, end: lx.off, space: lx.spaced})
 	lx.spaced = false
+	lx.lineStart = k == tNL
 	return &lx.toks[len(lx.toks)-1]
 }
 
@@ -157,9 +169,15 @@ func (lx *lexer) run() *abi.Error {
 				lx.emit(tNL, start, p, "")
 			}
 			lx.spaced = true
+			lx.lineStart = true
+		case c == ';' && lx.peekAt(1) == ';':
+			lx.comment()
 		case isIdentStart(c):
 			for lx.off < len(lx.src) && isIdentPart(lx.src[lx.off]) {
 				lx.advance()
+			}
+			if err := lx.strayTag(start, p); err != nil {
+				return err
 			}
 			lx.emit(tIdent, start, p, lx.src[start:lx.off])
 		case isDigit(c) || c == '-' && isDigit(lx.peekAt(1)):
@@ -175,11 +193,11 @@ func (lx *lexer) run() *abi.Error {
 				return err
 			}
 		case c == '.' && lx.peekAt(1) == '.':
-			return errAt(p, abi.CodeSyntax, "`..` is the teaching table's marker for omitted optional parameters, not syntax",
-				"remove `..` (and the comma before it); pass only the parameters you want")
+			lx.advance()
+			lx.advance()
+			lx.emit(tDotDot, start, p, "")
 		case c == '$':
-			return errAt(p, abi.CodeSyntax, "`$` is a fill-in cue from the teaching table, not a value",
-				`replace $ with an actual value, e.g. status="open"`)
+			return lx.dollar(p)
 		case c == '\\':
 			if lx.peekAt(1) == 'n' || lx.peekAt(1) == 'r' && lx.peekAt(2) == '\\' && lx.peekAt(3) == 'n' {
 				return errAt(p, abi.CodeSyntax, `the program contains a literal two-character "\n" between statements`,
@@ -230,6 +248,10 @@ func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
 		one(tColon)
 	case '~':
 		one(tTilde)
+	case '^':
+		one(tCaret)
+	case ';':
+		return errAt(p, abi.CodeSyntax, "unexpected `;`", "comments start with ;; and run to the end of the line; statements are separated by newlines")
 	case '=':
 		if lx.peekAt(1) == '>' {
 			two(tArrow)
@@ -424,6 +446,11 @@ func (lx *lexer) heredoc(start int, p pos) *abi.Error {
 					lx.advance()
 				}
 				lx.emit(tHeredoc, start, p, strings.Join(body, "\n"))
+				if lx.closed == nil {
+					lx.closed = map[string]int{}
+				}
+				lx.closed[tag] = lx.line
+				lx.lastTag, lx.lastAt = tag, lx.line
 				return nil
 			}
 		}

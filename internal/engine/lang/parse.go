@@ -76,6 +76,9 @@ func (ps *parser) skipNL() {
 }
 
 func (ps *parser) unexpected(t *token, want string) *abi.Error {
+	if t.kind == tDotDot {
+		return dotDotError(t.p)
+	}
 	hint := ""
 	switch {
 	case t.kind == tEOF:
@@ -166,6 +169,12 @@ func (ps *parser) rhs() (*rhs, *abi.Error) {
 	t := ps.peek()
 	r := &rhs{p: t.p, start: t.off}
 	defer func() { r.end = ps.lastEnd() }()
+	if t.kind == tHeredoc || t.kind == tString {
+		ps.next()
+		r.kind = rhsText
+		r.text = &value{p: t.p, lit: t.text}
+		return r, nil
+	}
 	if t.kind != tIdent {
 		return nil, ps.unexpected(t, "an entity, a label or page(…)")
 	}
@@ -195,7 +204,7 @@ func (ps *parser) rhs() (*rhs, *abi.Error) {
 	}
 	if h := ps.peek(); h.kind == tHeredoc {
 		ps.next()
-		r.render = &h.p
+		r.render, r.tmpl = &h.p, h.text
 	}
 	return r, nil
 }
@@ -349,7 +358,11 @@ func (ps *parser) chain() ([]*step, *abi.Error) {
 		switch ps.peek().kind {
 		case tDot:
 			ps.next()
-			st, err = ps.dotStep()
+			if ps.peek().kind == tCaret {
+				st, err = ps.reverseStep()
+			} else {
+				st, err = ps.dotStep()
+			}
 		case tLBrack:
 			st = &step{p: ps.peek().p, kind: stProject}
 			ps.next()
@@ -418,8 +431,8 @@ func (ps *parser) postfix(st *step) *abi.Error {
 				return err
 			}
 			switch d.text {
-			case "asc":
-			case "desc":
+			case "asc", "ascending":
+			case "desc", "descending":
 				st.desc = true
 			default:
 				return errAt(d.p, abi.CodeSyntax, "sort direction must be asc or desc, found "+d.raw, "write .sort("+f.raw+", desc)")
@@ -459,12 +472,12 @@ func (ps *parser) specs() ([]spec, *abi.Error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ps.expect(tEq); err != nil {
-			return nil, err
-		}
-		fn, err := ps.ident("count, sum(f), avg(f), min(f) or max(f)")
-		if err != nil {
-			return nil, err
+		fn := n
+		if ps.peek().kind == tEq {
+			ps.next()
+			if fn, err = ps.ident("count, sum(f), avg(f), min(f) or max(f)"); err != nil {
+				return nil, err
+			}
 		}
 		sp := spec{name: n, fn: fn.text}
 		switch {
@@ -480,6 +493,10 @@ func (ps *parser) specs() ([]spec, *abi.Error) {
 			sp.field = &f
 			if _, err := ps.expect(tRParen); err != nil {
 				return nil, err
+			}
+			if fn.p == n.p {
+				// Sugar: a bare sum(score) is named sum_score.
+				sp.name.text, sp.name.raw = fn.text+"_"+f.text, fn.raw+"_"+f.raw
 			}
 		default:
 			return nil, errAt(fn.p, abi.CodeSyntax, "unknown aggregate "+fn.raw, "use count, sum(f), avg(f), min(f) or max(f)")
@@ -513,8 +530,20 @@ func (ps *parser) names(closing tokKind, want string) ([]name, *abi.Error) {
 // args reads `k=v, …` without the closing parenthesis.
 func (ps *parser) args() ([]arg, *abi.Error) {
 	var out []arg
+	if ps.isUnionCtor() {
+		a, err := ps.unionArg()
+		if err != nil {
+			return nil, err
+		}
+		return []arg{a}, nil
+	}
 	for {
 		t := ps.peek()
+		if t.kind == tDotDot && ps.peekN(1).kind == tRParen {
+			// Plasm's "other optional parameters omitted": nothing to send.
+			ps.next()
+			return out, nil
+		}
 		if t.kind != tIdent || ps.peekN(1).kind != tEq {
 			if t.kind == tIdent || t.kind == tString || t.kind == tNumber {
 				return nil, errAt(t.p, abi.CodeSyntax, "expected name=value, found "+t.describe(), "arguments are named: write param=value")
@@ -549,6 +578,15 @@ func (ps *parser) preds() ([]pred, *abi.Error) {
 		if err != nil {
 			return nil, err
 		}
+		var foreign *name
+		if ps.peek().kind == tDot && ps.peekN(1).kind == tIdent {
+			ps.next()
+			fe := f
+			foreign = &fe
+			if f, err = ps.ident("a field of " + fe.raw); err != nil {
+				return nil, err
+			}
+		}
 		opTok := ps.peek()
 		op, ok := predOps[opTok.kind]
 		if !ok {
@@ -559,7 +597,10 @@ func (ps *parser) preds() ([]pred, *abi.Error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, pred{p: f.p, field: f, op: op, val: v})
+		out = append(out, pred{p: f.p, field: f, op: op, val: v, foreign: foreign})
+		if foreign != nil {
+			out[len(out)-1].p = foreign.p
+		}
 		if ps.peek().kind != tComma {
 			break
 		}
@@ -654,7 +695,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 		ps.i = save
 		n, _ := ps.ident("a value")
 		v.kind, v.ident = vIdent, n
-		if ps.peek().kind == tDot {
+		if !ps.phrase(v) && ps.peek().kind == tDot {
 			ps.next()
 			f, err := ps.ident("a field name")
 			if err != nil {

@@ -37,6 +37,9 @@ type cur struct {
 	// field is (see hydrate).
 	have []string
 	at   pos
+	// cols, on rows a compute produced (ent is empty then), are their
+	// columns.
+	cols []string
 }
 
 type bound struct {
@@ -53,6 +56,11 @@ type planner struct {
 	boundLater map[string]pos
 	// guards are the non-null guard nodes already planned, by (node, field).
 	guards map[guardKey]int
+	// row is the input of the effect being planned (label => …), whose
+	// current row `_.field` reads; ranEachRow records that a method ran
+	// once per row of it.
+	row        *cur
+	ranEachRow bool
 }
 
 type guardKey struct {
@@ -123,6 +131,9 @@ func (p *planner) rhs(r *rhs) (cur, *abi.Error) {
 	if r.kind == rhsPage {
 		return p.page(r)
 	}
+	if c, ok, err := p.rhsExtra(r); ok {
+		return c, err
+	}
 	c, err := p.source(r.src)
 	if err != nil {
 		return c, err
@@ -130,7 +141,9 @@ func (p *planner) rhs(r *rhs) (cur, *abi.Error) {
 	for _, st := range r.steps {
 		switch st.kind {
 		case stRel:
-			if c, err = p.materialize(c); err == nil {
+			if p.isMethodStep(c, st) {
+				c, err = p.call(c, st)
+			} else if c, err = p.materialize(c); err == nil {
 				c, err = p.hop(c, st)
 			}
 		case stCall:
@@ -144,13 +157,20 @@ func (p *planner) rhs(r *rhs) (cur, *abi.Error) {
 			return c, err
 		}
 	}
-	return p.materialize(c)
+	c, err = p.materialize(c)
+	if err == nil && r.render != nil {
+		c, err = p.renderStep(c, r)
+	}
+	return c, err
 }
 
 // add appends a node, filling id, position and dependencies.
 func (p *planner) add(n plan.Node, at pos) (int, *abi.Error) {
 	if len(p.nodes) >= maxNodes {
 		return -1, errAt(at, abi.CodeBadRequest, fmt.Sprintf("program plans more than %d nodes", maxNodes), "split the work into several programs")
+	}
+	if err := p.eachRow(&n, at); err != nil {
+		return -1, err
 	}
 	n.ID = len(p.nodes)
 	n.Line, n.Column = at.line, at.col
@@ -240,9 +260,9 @@ func (p *planner) source(s *source) (cur, *abi.Error) {
 		c.pend, c.get = pendGet, s
 		return c, nil
 	case srcQuery:
-		return p.read(x, catalog.KindQuery, s.preds, nil, s.p)
+		return p.readPreds(x, catalog.KindQuery, s.preds, nil, s.p)
 	}
-	return p.read(x, catalog.KindSearch, s.preds, s.phrase, s.p)
+	return p.readPreds(x, catalog.KindSearch, s.preds, s.phrase, s.p)
 }
 
 // materialize turns a pending bare entity or get into its fetch node.
@@ -753,6 +773,10 @@ func pushable(e evPred) bool {
 // assignee_id at all and return every issue; with it the reference finds no
 // row and the executor refuses the run. Guards are shared per (node, field).
 func (p *planner) nonNullGuard(r plan.ArgRef, at pos) (int, *abi.Error) {
+	if r.Node < 0 {
+		return -1, errAt(at, abi.CodeType, "_."+r.Field+" can only fill a method's arguments inside an effect",
+			"label => Entity(_.id).method(field=_.other); to read related rows per row, follow a relation")
+	}
 	key := guardKey{r.Node, r.Field}
 	if id, ok := p.guards[key]; ok {
 		return id, nil
@@ -784,6 +808,9 @@ func hasRef(refs []plan.ArgRef, v string) bool {
 // filterPred checks a host-side predicate against the entity's fields.
 func (p *planner) filterPred(x ent, e evPred) (plan.Pred, *abi.Error) {
 	f := x.e.Fields[e.field.text]
+	if err := symbolMixup(e.field, true); err != nil && f == nil {
+		return plan.Pred{}, err
+	}
 	if f == nil {
 		return plan.Pred{}, errAt(e.field.p, abi.CodeUnknownField, x.name+" has no field "+e.field.raw, listHint(e.field.text, "fields of "+x.name, fieldNames(x.e)))
 	}
@@ -816,6 +843,8 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 			}
 		case symbol.KindMethod:
 			return c, errAt(st.p, abi.CodeUnknownField, st.name.raw+" is a method ("+s.method.Label+"); call it with parentheses", "."+st.name.raw+"(…)")
+		case symbol.KindSlot:
+			return c, symbolMixup(st.name, false)
 		case symbol.KindEntity:
 			return c, errAt(st.p, abi.CodeUnknownField, st.name.raw+" is an entity, not a relation of "+c.ent.name, listHint("", "relations of "+c.ent.name, relationNames(c.ent.e)))
 		}
@@ -823,6 +852,8 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 	rel := c.ent.e.Relations[rn]
 	if rel == nil {
 		switch {
+		case c.ent.e.Fields[rn] != nil && refTarget(c.ent.cat, c.ent.e.Fields[rn].ValueRef) != "":
+			return p.followRef(c, st, rn)
 		case c.ent.e.Fields[rn] != nil:
 			return c, errAt(st.p, abi.CodeUnknownField, rn+" is a field of "+c.ent.name+", not a relation", "project fields with ["+rn+"]")
 		case c.ent.cat.MethodByLabel(c.ent.name, rn) != nil:
@@ -1010,6 +1041,10 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		supplied[v], supplied[f] = true, true
 	}
 	for _, a := range st.args {
+		if a.val.kind == vUnion {
+			_, _, err := p.val(a.val)
+			return c, err
+		}
 		k := a.key.text
 		prm := mc.Param(k)
 		if prm == nil {
@@ -1019,6 +1054,13 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 			return c, errAt(a.key.p, abi.CodeType, "parameter "+k+" given twice", "")
 		}
 		supplied[k] = true
+		if t, ok, err := p.interpolation(a.val, k); ok || err != nil {
+			addTemplate(&n, t)
+			if err != nil {
+				return c, err
+			}
+			continue
+		}
 		lit, ref, err := p.val(a.val)
 		if err != nil {
 			return c, err
@@ -1057,12 +1099,18 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 }
 
 func (p *planner) transform(c *cur, st *step) *abi.Error {
+	if c.cols != nil {
+		return p.colsTransform(c, st)
+	}
 	if c.ent.cat == nil {
 		return errAt(st.p, abi.CodeType, "page(…) rows cannot take further steps", "")
 	}
 	var t plan.Transform
 	x := c.ent
 	checkField := func(f name) *abi.Error {
+		if err := symbolMixup(f, true); err != nil && x.e.Fields[f.text] == nil {
+			return err
+		}
 		if x.e.Fields[f.text] == nil {
 			return errAt(f.p, abi.CodeUnknownField, x.name+" has no field "+f.raw, listHint(f.text, "fields of "+x.name, fieldNames(x.e)))
 		}
@@ -1121,7 +1169,7 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 		t.Kind = plan.TProject
 		c.proj = t.Fields
 	default:
-		return unsupportedStep(st)
+		return p.computeStep(c, st)
 	}
 	if !c.own {
 		n := baseNode(plan.OpTransform, x)
@@ -1142,7 +1190,7 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 	switch v.kind {
 	case vLit:
-		return v.lit, nil, nil
+		return v.lit, nil, noInterpolation(v)
 	case vList:
 		out := make([]any, 0, len(v.list))
 		for _, it := range v.list {
@@ -1157,7 +1205,10 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		}
 		return out, nil, nil
 	case vUnderscore:
-		return nil, nil, errAt(v.p, abi.CodeSyntax, "_."+v.field.raw+" only has a meaning inside a derive or effect (=>)", "refer to a bound row with label.field")
+		return p.rowRef(v)
+	case vUnion:
+		return nil, nil, errAt(v.p, abi.CodeType, "a union constructor "+v.ident.raw+"{…} needs a parameter typed as a union, and this catalog declares none",
+			"pass the fields as named parameters: method(k=v, …)")
 	case vEntity:
 		if v.get.form != srcGet {
 			return nil, nil, errAt(v.p, abi.CodeType, "only Entity(id) can be used as a value", "pass the key fields as separate parameters")
@@ -1184,10 +1235,13 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		// A bare word is literal text, so ids like open or i-42 need no quotes.
 		return id.raw, nil, nil
 	}
-	if v.field == nil {
-		return nil, nil, errAt(v.p, abi.CodeType, id.text+" is a label; pass one of its fields", id.text+".id")
-	}
 	c := b.c
+	if v.field == nil {
+		return p.labelRef(v, c)
+	}
+	if c.cols != nil {
+		return p.colsRef(v, c)
+	}
 	if c.ent.cat == nil {
 		return nil, nil, errAt(v.p, abi.CodeType, "page(…) rows have no known fields", "")
 	}
@@ -1217,7 +1271,7 @@ func (p *planner) single(id int) bool {
 			return true
 		}
 		for _, t := range n.Transforms {
-			if t.Kind == plan.TLimit && t.N <= 1 {
+			if t.Kind == plan.TLimit && t.N <= 1 || t.Kind == plan.TSingleton {
 				return true
 			}
 		}

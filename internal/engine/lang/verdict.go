@@ -28,10 +28,10 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 		what := n.Entity
 		if n.Op == plan.OpPage {
 			what = "page " + n.Page.Handle
-		} else if !hasTransform(n, plan.TProject) {
+		} else if !hasTransform(n, plan.TProject) && !isComputed(n) {
 			add("unprojected read: " + what)
 		}
-		if !bounded(p.nodes, r.Node) {
+		if !bounded(p.nodes, r.Node) && !isComputed(n) {
 			add("unbounded read: " + what)
 		}
 	}
@@ -52,6 +52,7 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 			add("fan-out over unbounded input: " + what)
 		}
 	}
+	computeReasons(p.nodes, add)
 	pl.Verdict = plan.VerdictOK
 	if len(reasons) > 0 {
 		pl.Verdict, pl.Reasons = plan.VerdictReview, reasons
@@ -68,10 +69,10 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 func bounded(nodes []plan.Node, id int) bool {
 	for range len(nodes) {
 		n := &nodes[id]
-		if !n.Many || hasTransform(n, plan.TLimit) || n.Page != nil && n.Page.Limit > 0 {
+		if !n.Many || hasTransform(n, plan.TLimit) || hasTransform(n, plan.TSingleton) || n.PageSize > 0 || n.Page != nil && n.Page.Limit > 0 {
 			return true
 		}
-		if n.Input < 0 || n.Op != plan.OpTransform && n.Op != plan.OpHydrate && (n.Op != plan.OpMutate || n.ForEach == nil) {
+		if n.Input < 0 || n.Op != plan.OpTransform && n.Op != plan.OpHydrate && (n.Op != plan.OpMutate || n.ForEach == nil && n.EachRow == nil) {
 			return false
 		}
 		id = n.Input

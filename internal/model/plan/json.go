@@ -78,6 +78,7 @@ func (n *Node) appendJSON(b []byte) []byte {
 		b = append(b, `,"for_each":`...)
 		b = n.ForEach.appendJSON(b)
 	}
+	b = n.appendComputeJSON(b)
 	if h := n.Hop; h != nil {
 		b = append(b, `,"hop":{"relation":`...)
 		b = appendString(b, h.Relation)
@@ -131,6 +132,7 @@ func (n *Node) appendJSON(b []byte) []byte {
 				b = append(b, `,"preds":`...)
 				b = appendPreds(b, t.Preds)
 			}
+			b = t.appendComputeJSON(b)
 			b = append(b, '}')
 		}
 		b = append(b, ']')

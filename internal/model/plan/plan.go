@@ -68,6 +68,18 @@ type Node struct {
 	// ForEach, on a mutation with Input, runs it once per input row with
 	// Args[ForEach.Var] = row[ForEach.Field].
 	ForEach *Bind `json:"for_each,omitempty"`
+	// EachRow, on a mutation with Input, runs it once per input row with
+	// variables taken from that row (a for-each effect, label => …).
+	EachRow *EachRow `json:"each_row,omitempty"`
+	// Semi keeps only the input rows whose Field value is among the Key
+	// values of node Semi.Node's rows (a predicate on a related entity).
+	Semi *SemiJoin `json:"semi,omitempty"`
+	// PageSize, on a list fetch, cuts each answer to at most this many
+	// rows, continuing the rest through the page handle (.page_size(n)).
+	PageSize int `json:"page_size,omitempty"`
+	// Templates fill variables with text interpolated from earlier rows
+	// (`"… ${label.field} …"` in a method argument).
+	Templates []ArgTemplate `json:"templates,omitempty"`
 
 	Hop *Hop `json:"hop,omitempty"`
 	// Hydrate, on an OpHydrate node, says which get fills which fields.
@@ -149,6 +161,12 @@ type Transform struct {
 	Desc   bool     `json:"desc,omitempty"`
 	Fields []string `json:"fields,omitempty"`
 	Preds  []Pred   `json:"preds,omitempty"`
+	// Aggs are the aggregates of TAggregate and TGroupBy.
+	Aggs []Agg `json:"aggs,omitempty"`
+	// Derive are the output columns of TDerive.
+	Derive []Derived `json:"derive,omitempty"`
+	// Template is TRender's template text.
+	Template string `json:"template,omitempty"`
 }
 
 // PageRef names a continuation handle such as s0_pg3.

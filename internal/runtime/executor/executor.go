@@ -50,6 +50,9 @@ type Continuation struct {
 	// (.filter, .sort, projection, .limit); every later page gets them too,
 	// so page(handle) answers in the same shape.
 	Transforms []plan.Transform `json:"transforms,omitempty"`
+	// PageSize continues a .page_size(n) list: each answer holds at most
+	// PageSize rows.
+	PageSize int `json:"page_size,omitempty"`
 }
 
 // Env is what one run may use: the tenant's engine, its secrets as each
@@ -413,6 +416,8 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 		t, err = shape(t, n)
 		return t, nil, err
+	case plan.OpText:
+		return textTable(n), nil, nil
 	case plan.OpMutate:
 		t, err := r.mutate(ctx, n, step)
 		if err != nil {
@@ -421,12 +426,11 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		t, err = shape(t, n)
 		return t, nil, err
 	case plan.OpTransform:
-		if n.Input < 0 {
-			return abi.Table{}, nil, errors.New("transform without input")
+		tin, next, err := r.transformInput(n)
+		if err != nil {
+			return abi.Table{}, nil, err
 		}
-		in := r.states[n.Input]
-		t, limited, err := shapeLimited(cloneTable(in.table), n)
-		next := in.next
+		t, limited, err := shapeLimited(tin, n)
 		if limited {
 			next = nil
 		}
@@ -461,7 +465,7 @@ func (r *run) vars(n *plan.Node) (map[string]any, error) {
 		}
 		vars[ref.Var] = src.Rows[0][c]
 	}
-	return vars, nil
+	return vars, r.fillTemplates(n, vars, abi.Table{}, nil)
 }
 
 func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, error) {
@@ -675,6 +679,9 @@ func (r *run) mutate(ctx context.Context, n *plan.Node, step *Step) (abi.Table, 
 	base, err := r.vars(n)
 	if err != nil {
 		return abi.Table{}, err
+	}
+	if n.EachRow != nil {
+		return r.eachRow(ctx, n, base, step)
 	}
 	if n.ForEach == nil {
 		dec, _, err := r.call(ctx, n.EntryID, n.Capability, base, nil, "", step)

@@ -65,7 +65,10 @@ func shapeLimited(t abi.Table, n *plan.Node) (abi.Table, bool, error) {
 				return t, false, err
 			}
 		default:
-			return t, false, fmt.Errorf("unknown transform %q", tr.Kind)
+			var err error
+			if t, err = applyCompute(t, tr); err != nil {
+				return t, false, err
+			}
 		}
 	}
 	return t, limited, nil

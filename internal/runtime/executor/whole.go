@@ -148,12 +148,13 @@ func pagedNodes(p *plan.Plan) []bool {
 				argSource[r.Node] = true
 			}
 		}
+		computeSources(n, len(p.Nodes), argSource)
 	}
 	paged := make([]bool, len(p.Nodes))
 	// Consumers come later in a valid plan's order, but plans come out of
 	// a guest: iterate to a fixed point instead of trusting the order.
 	for i := range paged {
-		paged[i] = projectsOnly(&p.Nodes[i]) && !argSource[i]
+		paged[i] = projectsOnly(&p.Nodes[i]) && !argSource[i] && p.Nodes[i].Semi == nil
 	}
 	for changed := true; changed; {
 		changed = false
@@ -337,6 +338,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 	if !r.paged[n.ID] {
 		enough = untilLimit(n.Filters, n.Transforms)
 	}
+	enough = pageSizeEnough(n.PageSize, r.paged[n.ID], enough)
 	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, nil, 0, "", step, enough)
 	if n.Kind == catalog.KindGet {
 		var t abi.Table
@@ -354,8 +356,9 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 	}
 	var next *Continuation
 	if state, skip, ok := l.after(used); ok {
-		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Filters: n.Filters, Transforms: n.Transforms}
+		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
 	}
+	cutToPage(l, used, n.PageSize)
 	t, err := shape(l.table, n)
 	return t, next, err
 }
@@ -388,6 +391,7 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 			enough = onePage // a continuation of a sorted view (older handles)
 		}
 	}
+	enough = pageSizeEnough(c.PageSize, r.paged[n.ID] && n.Page.Limit <= 0, enough)
 	l, used, err := r.readList(ctx, c.EntryID, c.Capability, c.Entity, c.Vars, c.Page, c.Skip, "", step, enough)
 	if err != nil {
 		return abi.Table{}, nil, err
@@ -398,6 +402,7 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		nc.Page, nc.Skip = state, skip
 		next = &nc
 	}
+	cutToPage(l, used, c.PageSize)
 	t, limited, err := shapeLimited(l.table, view)
 	if err != nil {
 		return abi.Table{}, nil, err

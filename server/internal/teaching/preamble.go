@@ -13,7 +13,7 @@ const preamble = `# plasm teaching table for this session. Send programs to plas
 # Fill-ins: $ marks a value you supply ("quoted text", 42, true, null, [a, b]); never send a bare $.
 # eN(pK=$) reads one row by its id field pK; the short form eN(42) or eN("abc") works too. Update, delete and action rows use the same receiver.
 # ~"text" is a search: replace text with real words, e.g. e2~"login timeout".
-# ".." stands for optional parameters left out (listed in Meaning): add the ones you need as pK=value and delete the ".."; a program still containing ".." is rejected.
+# ".." stands for optional parameters left out (listed in Meaning): add the ones you need as pK=value; ".." may stay only as the last argument of a call.
 # Grammar:
 #   e1 all rows · e1(id) one row · e1{p1=v, p2!=v} query (ops = != > < >= <= ~) · e1~"words" search · e1~"words"{p1=v} scoped search
 #   e1(id).r1 follows a relation (from many rows it runs once per row) · e1(id).m1(p1=v) update, delete or action · e1.m2(p1=v) create

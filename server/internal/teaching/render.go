@@ -32,6 +32,7 @@ func (r Row) String() string { return r.Expr + "\t" + r.Meaning }
 func RenderFirst(m *symbol.Map, w Wave) string {
 	var b strings.Builder
 	b.WriteString(preamble)
+	b.WriteString(moreForms(w))
 	b.WriteString("\n")
 	b.WriteString(Header)
 	b.WriteString("\n")

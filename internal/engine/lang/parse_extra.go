@@ -1,0 +1,99 @@
+package lang
+
+import (
+	"strings"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/symbol"
+)
+
+// Parsing of the forms of Plasm's wider grammar that the first parser did
+// not read: reverse traversal, unquoted phrases and union constructors.
+
+// reverseStep reads `^Entity` and an optional `{preds}` after the dot.
+func (ps *parser) reverseStep() (*step, *abi.Error) {
+	caret := ps.next()
+	n, err := ps.qualName("an entity after .^")
+	if err != nil {
+		return nil, err
+	}
+	st := &step{p: caret.p, kind: stReverse, name: n}
+	if ps.peek().kind == tLBrace {
+		if st.preds, err = ps.preds(); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// phrase extends a bare word into an unquoted phrase: `owner=alice smith`
+// is the text "alice smith". Words join with one space. It stops before a
+// word that is itself followed by an operator, so a missing comma between
+// two arguments (`a=b c=d`) is still reported as such.
+func (ps *parser) phrase(v *value) bool {
+	words := []string{v.ident.raw}
+	for {
+		t := ps.peek()
+		if (t.kind != tIdent && t.kind != tNumber) || !t.space {
+			break
+		}
+		if _, op := predOps[ps.peekN(1).kind]; op || ps.peekN(1).kind == tLParen || ps.peekN(1).kind == tDot && !ps.postfixAt(2) {
+			break
+		}
+		words = append(words, t.raw)
+		ps.next()
+	}
+	if len(words) == 1 {
+		return false
+	}
+	v.kind, v.lit = vLit, strings.Join(words, " ")
+	return true
+}
+
+// postfixAt reports whether token i ahead is a postfix keyword (limit,
+// sort, …), so `Issue~login bug.limit(2)` ends its phrase at "bug" rather
+// than reading bug.limit as a label field.
+func (ps *parser) postfixAt(i int) bool {
+	t := ps.peekN(i)
+	_, ok := postfixKeywords[t.text]
+	return t.kind == tIdent && ok && t.sym == nil
+}
+
+// isUnionCtor reports whether the next tokens are `v#{`.
+func (ps *parser) isUnionCtor() bool {
+	t := ps.peek()
+	if t.kind != tIdent {
+		return false
+	}
+	k, _ := symbol.Parse(t.raw)
+	nx := ps.peekN(1)
+	return k == symbol.KindValue && nx.kind == tLBrace && !nx.space
+}
+
+// unionArg reads `v#{k=v, …}` as a method's sole argument.
+func (ps *parser) unionArg() (arg, *abi.Error) {
+	t := ps.next()
+	ps.next() // {
+	v := &value{p: t.p, kind: vUnion, ident: name{p: t.p, text: t.raw, raw: t.raw}}
+	if ps.peek().kind != tRBrace {
+		var err *abi.Error
+		if v.union, err = ps.args(); err != nil {
+			return arg{}, err
+		}
+	}
+	if _, err := ps.expect(tRBrace); err != nil {
+		return arg{}, err
+	}
+	if nx := ps.peek(); nx.kind == tComma {
+		return arg{}, errAt(nx.p, abi.CodeSyntax, "a union constructor "+t.raw+"{…} must be the only argument",
+			"put every field inside the braces: "+t.raw+"{k=v, …}")
+	}
+	return arg{key: name{p: t.p, text: t.raw, raw: t.raw}, val: v}, nil
+}
+
+// dotDotError explains a `..` left where it means nothing: it is only
+// Plasm's "other optional parameters omitted" at the end of a call.
+func dotDotError(p pos) *abi.Error {
+	return errAt(p, abi.CodeSyntax, "`..` is the teaching table's marker for omitted optional parameters; it is only allowed as the last argument of a method call",
+		"remove `..` (and the comma before it); pass only the parameters you want")
+}

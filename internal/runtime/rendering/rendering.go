@@ -1,0 +1,114 @@
+// Package rendering renders program row templates on the host, in the
+// sandbox render describes: the template sees only its rows, every loop
+// iteration spends one step of a budget, and the text written is capped.
+package rendering
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/template"
+
+	"github.com/plasmd/plasmd/internal/engine/render"
+)
+
+// Limits on one rendering.
+const (
+	MaxOutput = 1 << 20 // bytes of rendered text
+	MaxSteps  = 100000  // loop iterations, all loops together
+)
+
+// Template is a checked, instrumented template. Render is not safe for
+// concurrent use of one Template: parse one per rendering.
+type Template struct {
+	t     *template.Template
+	steps *int
+}
+
+// Parse checks src (render.Check's rules) and prepares it for rendering.
+func Parse(src string) (*Template, error) {
+	if err := render.Check(src); err != nil {
+		return nil, err
+	}
+	steps := new(int)
+	funcs := template.FuncMap{render.TickName: func() (string, error) {
+		*steps++
+		if *steps > MaxSteps {
+			return "", fmt.Errorf("loops ran more than %d times", MaxSteps)
+		}
+		return "", nil
+	}}
+	t, err := template.New("t").Funcs(funcs).Option("missingkey=zero").Parse(src)
+	if err != nil {
+		return nil, render.ParseError(err)
+	}
+	if err := render.Prepare(t.Tree, src); err != nil {
+		return nil, err
+	}
+	return &Template{t: t, steps: steps}, nil
+}
+
+// Render executes t over rows (each a column → value map) and returns the
+// text. Integers reach the template as float64 so that no row value can
+// drive a range loop; they print the same.
+func (t *Template) Render(rows []map[string]any) (string, error) {
+	data := make([]any, len(rows))
+	for i, r := range rows {
+		m := make(map[string]any, len(r))
+		for k, v := range r {
+			m[k] = safeValue(v, 0)
+		}
+		data[i] = m
+	}
+	*t.steps = 0
+	var b limitWriter
+	if err := t.t.Execute(&b, map[string]any{"rows": data}); err != nil {
+		line, msg := render.SplitMessage(err.Error())
+		return "", &render.Error{Line: line, Msg: msg}
+	}
+	return b.String(), nil
+}
+
+func safeValue(v any, depth int) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case []any:
+		if depth > 32 {
+			return nil
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = safeValue(e, depth+1)
+		}
+		return out
+	case map[string]any:
+		if depth > 32 {
+			return nil
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = safeValue(e, depth+1)
+		}
+		return out
+	case fmt.Stringer:
+		return x.String()
+	}
+	return v
+}
+
+// limitWriter fails the rendering once MaxOutput bytes are written.
+type limitWriter struct{ strings.Builder }
+
+var errTooLong = fmt.Errorf("rendered text exceeds %d bytes", MaxOutput)
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if w.Len()+len(p) > MaxOutput {
+		return 0, errTooLong
+	}
+	return w.Builder.Write(p)
+}
+
+var _ io.Writer = (*limitWriter)(nil)
