@@ -1,9 +1,10 @@
 package lang
 
 import (
+	"slices"
+
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/symbol"
-	"slices"
 )
 
 // Test catalogs: tracker and kanban both define Issue and User, so bare
