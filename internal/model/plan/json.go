@@ -57,20 +57,8 @@ func (n *Node) appendJSON(b []byte) []byte {
 		b = appendValue(b, n.Args)
 	}
 	if len(n.ArgRefs) > 0 {
-		b = append(b, `,"arg_refs":[`...)
-		for i, r := range n.ArgRefs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"var":`...)
-			b = appendString(b, r.Var)
-			b = append(b, `,"node":`...)
-			b = strconv.AppendInt(b, int64(r.Node), 10)
-			b = append(b, `,"field":`...)
-			b = appendString(b, r.Field)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"arg_refs":`...)
+		b = appendList(b, n.ArgRefs, false, (*ArgRef).appendJSON)
 	}
 	b = append(b, `,"input":`...)
 	b = strconv.AppendInt(b, int64(n.Input), 10)
@@ -79,63 +67,21 @@ func (n *Node) appendJSON(b []byte) []byte {
 		b = n.ForEach.appendJSON(b)
 	}
 	b = n.appendComputeJSON(b)
-	if h := n.Hop; h != nil {
-		b = append(b, `,"hop":{"relation":`...)
-		b = appendString(b, h.Relation)
-		b = append(b, `,"materialize":`...)
-		b = appendString(b, h.Materialize)
-		b = append(b, `,"target":`...)
-		b = appendString(b, h.Target)
-		b = append(b, `,"capability":`...)
-		b = appendString(b, h.Capability)
-		b = append(b, `,"binds":`...)
-		b = appendList(b, h.Binds, true, (*Bind).appendJSON)
-		b = optString(b, "distinct_by", h.DistinctBy)
-		b = append(b, '}')
+	if n.Hop != nil {
+		b = append(b, `,"hop":`...)
+		b = n.Hop.appendJSON(b)
 	}
-	if h := n.Hydrate; h != nil {
-		b = append(b, `,"hydrate":{"binds":`...)
-		b = appendList(b, h.Binds, true, (*Bind).appendJSON)
-		b = append(b, `,"fields":`...)
-		if h.Fields == nil {
-			b = append(b, "null"...)
-		} else {
-			b = appendStrings(b, h.Fields)
-		}
-		b = append(b, '}')
+	if n.Hydrate != nil {
+		b = append(b, `,"hydrate":`...)
+		b = n.Hydrate.appendJSON(b)
 	}
 	if len(n.Filters) > 0 {
 		b = append(b, `,"filters":`...)
 		b = appendPreds(b, n.Filters)
 	}
 	if len(n.Transforms) > 0 {
-		b = append(b, `,"transforms":[`...)
-		for i, t := range n.Transforms {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"kind":`...)
-			b = appendString(b, t.Kind)
-			if t.N != 0 {
-				b = append(b, `,"n":`...)
-				b = strconv.AppendInt(b, int64(t.N), 10)
-			}
-			b = optString(b, "field", t.Field)
-			if t.Desc {
-				b = append(b, `,"desc":true`...)
-			}
-			if len(t.Fields) > 0 {
-				b = append(b, `,"fields":`...)
-				b = appendStrings(b, t.Fields)
-			}
-			if len(t.Preds) > 0 {
-				b = append(b, `,"preds":`...)
-				b = appendPreds(b, t.Preds)
-			}
-			b = t.appendComputeJSON(b)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"transforms":`...)
+		b = appendList(b, n.Transforms, false, (*Transform).appendJSON)
 	}
 	if n.Page != nil {
 		b = append(b, `,"page":{"handle":`...)
@@ -160,6 +106,66 @@ func (n *Node) appendJSON(b []byte) []byte {
 		b = append(b, `,"column":`...)
 		b = strconv.AppendInt(b, int64(n.Column), 10)
 	}
+	return append(b, '}')
+}
+
+func (r *ArgRef) appendJSON(b []byte) []byte {
+	b = append(b, `{"var":`...)
+	b = appendString(b, r.Var)
+	b = append(b, `,"node":`...)
+	b = strconv.AppendInt(b, int64(r.Node), 10)
+	b = append(b, `,"field":`...)
+	b = appendString(b, r.Field)
+	return append(b, '}')
+}
+
+func (h *Hop) appendJSON(b []byte) []byte {
+	b = append(b, `{"relation":`...)
+	b = appendString(b, h.Relation)
+	b = append(b, `,"materialize":`...)
+	b = appendString(b, h.Materialize)
+	b = append(b, `,"target":`...)
+	b = appendString(b, h.Target)
+	b = append(b, `,"capability":`...)
+	b = appendString(b, h.Capability)
+	b = append(b, `,"binds":`...)
+	b = appendList(b, h.Binds, true, (*Bind).appendJSON)
+	b = optString(b, "distinct_by", h.DistinctBy)
+	return append(b, '}')
+}
+
+func (h *Hydrate) appendJSON(b []byte) []byte {
+	b = append(b, `{"binds":`...)
+	b = appendList(b, h.Binds, true, (*Bind).appendJSON)
+	b = append(b, `,"fields":`...)
+	if h.Fields == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendStrings(b, h.Fields)
+	}
+	return append(b, '}')
+}
+
+func (t *Transform) appendJSON(b []byte) []byte {
+	b = append(b, `{"kind":`...)
+	b = appendString(b, t.Kind)
+	if t.N != 0 {
+		b = append(b, `,"n":`...)
+		b = strconv.AppendInt(b, int64(t.N), 10)
+	}
+	b = optString(b, "field", t.Field)
+	if t.Desc {
+		b = append(b, `,"desc":true`...)
+	}
+	if len(t.Fields) > 0 {
+		b = append(b, `,"fields":`...)
+		b = appendStrings(b, t.Fields)
+	}
+	if len(t.Preds) > 0 {
+		b = append(b, `,"preds":`...)
+		b = appendPreds(b, t.Preds)
+	}
+	b = t.appendComputeJSON(b)
 	return append(b, '}')
 }
 
