@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/console"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/metrics"
@@ -69,6 +71,9 @@ type Config struct {
 	// TracerProvider receives run spans (nil: tracing off); see
 	// server/internal/tracing.
 	TracerProvider trace.TracerProvider
+	// NotifyWindow is how long invalidation bursts are collected before
+	// one coalesced notification is sent (0 = 50ms, negative = none).
+	NotifyWindow time.Duration
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -86,7 +91,11 @@ type App struct {
 	egress      *egress.Client
 	metrics     *metrics.Metrics
 	console     *console.Console
-	closeOnce   sync.Once
+	bus         *bus.Bus
+	// notifyHandled counts notifications handed to sessions (sent or
+	// filtered by the session's log level); tests synchronise on it.
+	notifyHandled atomic.Int64
+	closeOnce     sync.Once
 }
 
 // New builds an App serving catalogs.
@@ -123,7 +132,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.SessionStore != nil {
 		store = cfg.SessionStore
 	}
+	events := bus.New(cfg.Logger)
 	svc, err := core.New(ctx, core.Options{
+		Bus:      events,
 		Logger:   cfg.Logger,
 		Catalogs: catalogs,
 		Host:     host,
@@ -141,6 +152,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		return nil, err
 	}
 	a := &App{
+		bus:       events,
 		cfg:       cfg,
 		log:       cfg.Logger,
 		tenants:   cfg.Tenants,
@@ -148,6 +160,10 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		egress:    eg,
 		metrics:   m,
 		svc:       svc,
+	}
+	// Stores that can tell when an execute session expires feed the bus.
+	if n, ok := store.(interface{ SetOnExpire(func(session.Execute)) }); ok {
+		n.SetOnExpire(a.sessionExpired)
 	}
 	a.stdioTenant = a.anonymous
 	a.mcp = a.newMCPServer()

@@ -38,6 +38,7 @@ func (a *App) routes(e *echo.Echo) {
 	auth.GET("/v1/registry", a.registryList)
 	auth.GET("/v1/registry/:entry", a.registryEntry)
 	auth.POST("/v1/discover", a.discover)
+	auth.POST("/v1/invalidate", a.invalidate)
 	auth.POST("/execute", a.executeOpen)
 	auth.GET("/execute/:ph/:s", a.executeGet)
 	auth.POST("/execute/:ph/:s", a.executeRun)

@@ -124,6 +124,7 @@ func (a *App) newMCPServer() *mcp.Server {
 			}()
 		},
 	})
+	s.AddReceivingMiddleware(a.notifyMiddleware)
 	mcp.AddTool(s, &mcp.Tool{Name: "discover_capabilities", Description: "Rank catalog entities for one intent sentence describing the whole goal. Returns TSV rows api/entity/description; copy api and entity into plasm_context seeds."}, a.toolDiscover)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm_context", Description: "Open or extend the logical session for an intent with entity seeds. First line is the logical_session_ref (`s0`); then the teaching table (first open) or only new rows (expand/federate), or one line when nothing changed."}, a.toolContext)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm", Description: "Dry-run a program: parse, expand symbols, type-check and plan without calling any backend. Returns the plan summary and verdict."}, a.toolPlan)

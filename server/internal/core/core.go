@@ -15,6 +15,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -43,6 +44,8 @@ type Options struct {
 	// them (nil: no spans, runs still carry their session's trace id).
 	Journal *activity.Journal
 	Tracer  *tracing.Tracer
+	// Bus, if set, hears the rows each run's mutations changed.
+	Bus *bus.Bus
 }
 
 // New checks and compiles vendor modules (a catalog whose module is refused
@@ -73,6 +76,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		plans:     newPlanCache(planCacheSize),
 		journal:   o.Journal,
 		tracer:    o.Tracer,
+		bus:       o.Bus,
 	}, nil
 }
 

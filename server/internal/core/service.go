@@ -23,6 +23,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
@@ -46,6 +47,7 @@ type Service struct {
 	// (observe.go).
 	journal *activity.Journal
 	tracer  *tracing.Tracer
+	bus     *bus.Bus
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine
@@ -299,6 +301,7 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	if err := s.store.PutRun(ctx, run); err != nil {
 		return nil, err
 	}
+	s.publishMutations(t, run.RunID, res.Mutations)
 	out.Run = run
 	return out, nil
 }
