@@ -233,7 +233,6 @@ func contractRetention(t *testing.T, s Store) {
 	}
 }
 
-
 // TestRedisExpiry: an execute session whose key expired reads ErrExpired
 // once (and is reported to OnExpire), then ErrNotFound; it is no longer
 // reusable. Expiry is forced by deleting the key, so no test waits on the
