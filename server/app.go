@@ -74,6 +74,10 @@ type Config struct {
 	// NotifyWindow is how long invalidation bursts are collected before
 	// one coalesced notification is sent (0 = 50ms, negative = none).
 	NotifyWindow time.Duration
+	// StoreURL, if set (redis://…), keeps session state in Redis and fans
+	// invalidations out to the other replicas sharing it; ignored when
+	// SessionStore is set.
+	StoreURL string
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -95,6 +99,7 @@ type App struct {
 	// notifyHandled counts notifications handed to sessions (sent or
 	// filtered by the session's log level); tests synchronise on it.
 	notifyHandled atomic.Int64
+	closeStore    func()
 	closeOnce     sync.Once
 }
 
@@ -133,6 +138,13 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		store = cfg.SessionStore
 	}
 	events := bus.New(cfg.Logger)
+	closeStore := func() {}
+	if cfg.SessionStore == nil && cfg.StoreURL != "" {
+		if store, closeStore, err = openSharedStore(cfg, events); err != nil {
+			host.Close(ctx)
+			return nil, err
+		}
+	}
 	svc, err := core.New(ctx, core.Options{
 		Bus:      events,
 		Logger:   cfg.Logger,
@@ -148,10 +160,12 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		Tracer:   tracer,
 	})
 	if err != nil {
+		closeStore()
 		host.Close(ctx)
 		return nil, err
 	}
 	a := &App{
+		closeStore: closeStore,
 		bus:       events,
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -226,6 +240,7 @@ func (a *App) Close(ctx context.Context) {
 	a.closeOnce.Do(func() {
 		a.egress.Close()
 		a.svc.Close(ctx)
+		a.closeStore()
 	})
 }
 

@@ -196,6 +196,9 @@ func (a *App) operatorOnly(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (a *App) health(c echo.Context) error {
+	if err := a.storeReady(c); err != nil {
+		return err
+	}
 	if !a.operator(c.Request()) {
 		return c.JSON(http.StatusOK, map[string]any{"status": "ok"})
 	}

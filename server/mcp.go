@@ -273,18 +273,27 @@ func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref s
 		return session.Execute{}, "", problem.BadRequest("missing-ref", "logical_session_ref is required (call plasm_context first)")
 	}
 	id, err := a.svc.Store().ResolveRef(ctx, transport, t.ID, ref)
+	if storeUnavailable(err) {
+		return session.Execute{}, "", err
+	}
 	if err != nil {
 		p := problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
 		p.Hint = "call plasm_context with your intent and seeds; it returns the ref to use"
 		return session.Execute{}, "", p
 	}
 	l, err := a.svc.Store().GetLogical(ctx, t.ID, id)
+	if storeUnavailable(err) {
+		return session.Execute{}, "", err
+	}
 	if err != nil || l.Binding == nil {
 		p := problem.NotFound("logical session %s has no execute session", ref)
 		p.Hint = "call plasm_context again with the same intent"
 		return session.Execute{}, "", p
 	}
 	ex, err := a.svc.Store().GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
+	if storeUnavailable(err) {
+		return session.Execute{}, "", err
+	}
 	if err != nil {
 		p := problem.New(http.StatusGone, "stale-session", fmt.Sprintf("the execute session behind %s expired or is gone; its symbols are void", ref))
 		p.Hint = "call plasm_context again with the same intent to open a new session, then use only the new table's symbols"

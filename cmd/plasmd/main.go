@@ -92,6 +92,7 @@ type common struct {
 	logLevel    string
 	logFormat   string
 	otlp        string
+	store       string
 }
 
 type multiFlag []string
@@ -110,6 +111,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
+	fs.StringVar(&c.store, "store", "", "session store: empty keeps sessions in memory; redis://host:port/db shares them (and invalidations) with every replica on that Redis")
 }
 
 // setup loads catalogs (and starts the demo backend) and builds the app.
@@ -172,7 +174,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		}
 	}
 	app, err := server.New(ctx, server.Config{
-		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
+		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants, StoreURL: c.store,
 		MaxInstances: c.maxInst, Spares: c.spares,
 		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
 	}, cats)
