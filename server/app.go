@@ -166,14 +166,14 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	}
 	a := &App{
 		closeStore: closeStore,
-		bus:       events,
-		cfg:       cfg,
-		log:       cfg.Logger,
-		tenants:   cfg.Tenants,
-		anonymous: &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
-		egress:    eg,
-		metrics:   m,
-		svc:       svc,
+		bus:        events,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		tenants:    cfg.Tenants,
+		anonymous:  &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
+		egress:     eg,
+		metrics:    m,
+		svc:        svc,
 	}
 	// Stores that can tell when an execute session expires feed the bus.
 	if n, ok := store.(interface{ SetOnExpire(func(session.Execute)) }); ok {
