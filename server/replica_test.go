@@ -19,7 +19,7 @@ import (
 
 // replicas serves the same catalogs, tenants and backend from n apps
 // sharing one Redis, as n plasmd replicas would.
-func replicas(t *testing.T, redisURL string, n int) []*fixture {
+func replicas(t testing.TB, redisURL string, n int) []*fixture {
 	t.Helper()
 	ctx := context.Background()
 	backend, err := demo.Start(ctx, demo.Options{})
@@ -145,7 +145,7 @@ func TestReplicasShareSessions(t *testing.T) {
 	}
 }
 
-func openAs(t *testing.T, f *fixture, token, entry string, entities ...string) string {
+func openAs(t testing.TB, f *fixture, token, entry string, entities ...string) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"entry_id": entry, "entities": entities})
 	r := f.do(t, http.MethodPost, "/execute", "application/json", string(body), bearerHeader(token)...)
