@@ -198,6 +198,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	a.echo.HideBanner = true
 	a.echo.HidePort = true
 	a.routes(a.echo)
+	a.announceDeploy(ctx)
 	return a, nil
 }
 

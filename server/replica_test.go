@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -21,39 +22,67 @@ import (
 // sharing one Redis, as n plasmd replicas would.
 func replicas(t testing.TB, redisURL string, n int) []*fixture {
 	t.Helper()
-	ctx := context.Background()
-	backend, err := demo.Start(ctx, demo.Options{})
+	backend := startBackend(t)
+	var out []*fixture
+	for range n {
+		out = append(out, replicaApp(t, redisURL, backend, tenantsYAML(backend, ""), nil))
+	}
+	return out
+}
+
+func startBackend(t testing.TB) *demo.Server {
+	t.Helper()
+	backend, err := demo.Start(context.Background(), demo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = backend.Close() })
+	return backend
+}
+
+// tenantsYAML is the two-tenant file (a, b) with the backend's secrets;
+// extraA is appended to tenant a's entry (a configuration change).
+func tenantsYAML(backend *demo.Server, extraA string) string {
 	var b strings.Builder
 	b.WriteString("tenants:\n")
 	for _, tn := range []struct{ id, tok string }{{"a", tokenA}, {"b", tokenB}} {
-		b.WriteString("  - id: " + tn.id + "\n    token_sha256: [" + tenant.Digest(tn.tok) + "]\n    secrets:\n")
+		b.WriteString("  - id: " + tn.id + "\n    token_sha256: [" + tenant.Digest(tn.tok) + "]\n")
+		if tn.id == "a" {
+			b.WriteString(extraA)
+		}
+		b.WriteString("    secrets:\n")
 		for k, v := range backend.Backend().Secrets() {
 			b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
 		}
 	}
-	var out []*fixture
-	for range n {
-		set, err := tenant.Parse([]byte(b.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cats, err := demo.LoadCatalogs(backend.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		app, err := server.New(ctx, server.Config{Tenants: set, StoreURL: redisURL, CacheDir: testCacheDir()}, cats)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(app.Handler())
-		t.Cleanup(func() { srv.Close(); app.Close(context.Background()) })
-		out = append(out, &fixture{app: app, srv: srv, backend: backend})
+	return b.String()
+}
+
+// replicaApp starts one app on the shared Redis; keep, if set, selects the
+// demo catalogs it serves.
+func replicaApp(t testing.TB, redisURL string, backend *demo.Server, tenants string, keep func(entry string) bool) *fixture {
+	t.Helper()
+	set, err := tenant.Parse([]byte(tenants))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	all, err := demo.LoadCatalogs(backend.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := all[:0]
+	for _, c := range all {
+		if keep == nil || keep(c.EntryID) {
+			cats = append(cats, c)
+		}
+	}
+	app, err := server.New(context.Background(), server.Config{Tenants: set, StoreURL: redisURL, CacheDir: testCacheDir()}, cats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(app.Handler())
+	t.Cleanup(func() { srv.Close(); app.Close(context.Background()) })
+	return &fixture{app: app, srv: srv, backend: backend}
 }
 
 func bearerHeader(tok string) []string { return []string{"Authorization", "Bearer " + tok} }
@@ -205,4 +234,41 @@ func TestRedisDown(t *testing.T) {
 	path = openAs(t, f, tokenA, "kanban", "Issue")
 	runJSON(t, f, path, tokenA, "Issue[id]")
 	mustOK(t, call(t, cs, "plasm_context", map[string]any{"intent": "after redis returned", "seeds": seedList("kanban:Issue")}))
+}
+
+// TestDeployAnnounced: a replica starting with a different catalog set or
+// tenant configuration than the one before it announces the difference to
+// the sessions on the replicas still running (catalog_updated with the
+// digest, tenant_updated), each to the tenants concerned only.
+func TestDeployAnnounced(t *testing.T) {
+	rs := redistest.Start(t)
+	backend := startBackend(t)
+	old := replicaApp(t, rs.URL(), backend, tenantsYAML(backend, ""), nil)
+	la := connectListener(t, old.srv.URL+"/mcp", tokenA)
+	lb := connectListener(t, old.srv.URL+"/mcp", tokenB)
+	waitSubscribers(t, old.app, "a", 1)
+	waitSubscribers(t, old.app, "b", 1)
+
+	// The new version drops kanban and gives tenant a a new limit.
+	replicaApp(t, rs.URL(), backend, tenantsYAML(backend, "    limits: {max_queue: 7}\n"), func(e string) bool { return e != "kanban" })
+
+	got := map[string]string{}
+	for range 2 {
+		ev, d := la.next(t)
+		got[ev] = d["reason"].(string) + " " + fmt.Sprint(d["entry_id"])
+	}
+	if got[bus.DataCatalog] != "removed kanban" || got[bus.DataTenant] != "changed <nil>" {
+		t.Fatalf("tenant a heard %v", got)
+	}
+	ev, d := lb.next(t)
+	if ev != bus.DataCatalog || d["reason"] != "removed" || d["entry_id"] != "kanban" || d["tenant_id"] != "b" || d["digest"] == "" {
+		t.Fatalf("tenant b heard %s %v", ev, d)
+	}
+	// Tenant b's configuration did not change: its next event is our marker.
+	if r := invalidate(t, old, tokenB, `{"kind":"tenant","reason":"marker"}`); r.status != http.StatusAccepted {
+		t.Fatalf("invalidate: %d", r.status)
+	}
+	if _, d := lb.next(t); d["reason"] != "marker" {
+		t.Fatalf("tenant b heard %v before its marker", d)
+	}
 }

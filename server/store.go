@@ -21,6 +21,7 @@ func openSharedStore(cfg Config, events *bus.Bus) (session.Store, func(), error)
 	if !strings.HasPrefix(cfg.StoreURL, "redis://") && !strings.HasPrefix(cfg.StoreURL, "rediss://") {
 		return nil, nil, fmt.Errorf("--store %q: only redis:// and rediss:// URLs are supported", cfg.StoreURL)
 	}
+	session.RouteRedisLogs(cfg.Logger)
 	rdb, err := session.DialRedis(cfg.StoreURL)
 	if err != nil {
 		return nil, nil, err

@@ -1,7 +1,10 @@
 package session
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,3 +34,19 @@ func DialRedis(url string) (redis.UniversalClient, error) {
 
 // Kind names the store in health reports.
 func (r *Redis) Kind() string { return "redis" }
+
+var setLoggerOnce sync.Once
+
+// RouteRedisLogs sends go-redis's own messages (pool dial failures while
+// Redis is down, repeated on every attempt) to log at debug instead of
+// stderr: the store's errors already reach requests and health. go-redis
+// has one process-wide logger, so the first caller's log wins.
+func RouteRedisLogs(log *slog.Logger) {
+	setLoggerOnce.Do(func() { redis.SetLogger(redisLogger{log}) })
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
