@@ -78,6 +78,10 @@ type Config struct {
 	// invalidations out to the other replicas sharing it; ignored when
 	// SessionStore is set.
 	StoreURL string
+	// MCPStateless serves MCP without transport sessions (the go-sdk's
+	// stateless mode): intent comes from each request's _meta and
+	// plasm_context answers canonical refs any replica resolves.
+	MCPStateless bool
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -189,6 +193,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		// Idle transport sessions close like idle execute sessions do, so
 		// abandoned connections do not accumulate.
 		SessionTimeout: idleTTL(cfg.SessionIdleTTL),
+		// Stateless: no Mcp-Session-Id, each request stands alone, so any
+		// replica serves any request (refs are canonical, see stateless.go).
+		Stateless: cfg.MCPStateless,
 	})
 	if err := a.newConsole(); err != nil {
 		host.Close(ctx)

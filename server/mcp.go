@@ -242,6 +242,9 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
+	if a.cfg.MCPStateless {
+		canonicalRef(out)
+	}
 	meta := contextMeta(out)
 	return withMeta(out.Text, meta, nil), nil, nil
 }
@@ -272,7 +275,7 @@ func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref s
 	if strings.TrimSpace(ref) == "" {
 		return session.Execute{}, "", problem.BadRequest("missing-ref", "logical_session_ref is required (call plasm_context first)")
 	}
-	id, err := a.svc.Store().ResolveRef(ctx, transport, t.ID, ref)
+	id, err := a.resolveRef(ctx, transport, t, ref)
 	if storeUnavailable(err) {
 		return session.Execute{}, "", err
 	}
@@ -375,7 +378,7 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 		return toolError(err, nil), nil, nil
 	}
 	meta := a.baseMeta(in.Ref, lid, ex)
-	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: in.Ref}, in.Program)
+	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: a.runRef(ctx, transport, t, in.Ref, lid)}, in.Program)
 	if err != nil {
 		return toolError(err, meta), nil, nil
 	}
@@ -430,7 +433,7 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		lid, err := a.svc.Store().ResolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t.ID, ref)
+		lid, err := a.resolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t, ref)
 		if err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}

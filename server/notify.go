@@ -50,6 +50,9 @@ func (a *App) notifyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, serr
 			}
 		case "notifications/initialized":
+			if a.cfg.MCPStateless {
+				break // a stateless session lives for one request
+			}
 			if t, terr := a.mcpTenantFromHeader(req.GetExtra()); terr == nil {
 				a.forwardSession(ss, t)
 			}

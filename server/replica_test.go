@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/internal/redistest"
@@ -60,7 +63,7 @@ func tenantsYAML(backend *demo.Server, extraA string) string {
 
 // replicaApp starts one app on the shared Redis; keep, if set, selects the
 // demo catalogs it serves.
-func replicaApp(t testing.TB, redisURL string, backend *demo.Server, tenants string, keep func(entry string) bool) *fixture {
+func replicaApp(t testing.TB, redisURL string, backend *demo.Server, tenants string, keep func(entry string) bool, mods ...func(*server.Config)) *fixture {
 	t.Helper()
 	set, err := tenant.Parse([]byte(tenants))
 	if err != nil {
@@ -76,7 +79,11 @@ func replicaApp(t testing.TB, redisURL string, backend *demo.Server, tenants str
 			cats = append(cats, c)
 		}
 	}
-	app, err := server.New(context.Background(), server.Config{Tenants: set, StoreURL: redisURL, CacheDir: testCacheDir()}, cats)
+	cfg := server.Config{Tenants: set, StoreURL: redisURL, CacheDir: testCacheDir()}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	app, err := server.New(context.Background(), cfg, cats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,5 +277,54 @@ func TestDeployAnnounced(t *testing.T) {
 	}
 	if _, d := lb.next(t); d["reason"] != "marker" {
 		t.Fatalf("tenant b heard %v before its marker", d)
+	}
+}
+
+// TestMCPStateless: two --mcp-stateless replicas on one Redis. The intent
+// comes from the request's _meta, plasm_context answers the canonical ref,
+// and any connection to any replica runs, pages and reads with it; another
+// tenant cannot.
+func TestMCPStateless(t *testing.T) {
+	rs := redistest.Start(t)
+	backend := startBackend(t)
+	stateless := func(c *server.Config) { c.MCPStateless = true }
+	a := replicaApp(t, rs.URL(), backend, tenantsYAML(backend, ""), nil, stateless)
+	b := replicaApp(t, rs.URL(), backend, tenantsYAML(backend, ""), nil, stateless)
+	ctx := context.Background()
+
+	ca := a.mcpClientAs(t, tokenA)
+	res, err := ca.CallTool(ctx, &mcp.CallToolParams{Name: "plasm_context", Meta: mcp.Meta{"plasm": map[string]any{"intent": "stateless triage"}},
+		Arguments: map[string]any{"seeds": seedList("kanban:Issue")}})
+	if err != nil || res.IsError {
+		t.Fatalf("plasm_context: %v %+v", err, res)
+	}
+	meta := res.Meta["plasm"].(map[string]any)
+	ref := meta["logical_session_ref"].(string)
+	if ref != meta["logical_session_id"] || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "`"+ref+"`") {
+		t.Fatalf("stateless ref %q, meta %v", ref, meta)
+	}
+	missing := call(t, ca, "plasm_context", map[string]any{"seeds": seedList("kanban:Issue")})
+	if !missing.isError || !strings.Contains(missing.text, "missing intent") {
+		t.Fatalf("no intent anywhere: %+v", missing)
+	}
+
+	cb := b.mcpClientAs(t, tokenA)
+	first := mustOK(t, runCall(t, cb, ref, "Issue[id]"))
+	handle := first.meta["paging"].([]any)[0].(map[string]any)["handle"].(string)
+	if !regexp.MustCompile(`^s\d+_pg1$`).MatchString(handle) {
+		t.Fatalf("paging handle %q", handle)
+	}
+	ca2 := a.mcpClientAs(t, tokenA)
+	next := mustOK(t, runCall(t, ca2, ref, "page("+handle+")"))
+	if n, f := tsvRows(t, next.text), tsvRows(t, first.text); len(n) == 0 || n[0]["id"] == f[0]["id"] {
+		t.Fatalf("page on A did not continue B's list")
+	}
+	if _, err := ca2.ReadResource(ctx, &mcp.ReadResourceParams{URI: first.meta["run_uri"].(string)}); err != nil {
+		t.Fatalf("read %s on A: %v", first.meta["run_uri"], err)
+	}
+
+	other := b.mcpClientAs(t, tokenB)
+	if o := runCall(t, other, ref, "Issue[id]"); !o.isError || !strings.Contains(o.text, "unknown") {
+		t.Fatalf("tenant b used tenant a's ref: %+v", o)
 	}
 }

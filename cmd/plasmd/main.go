@@ -93,6 +93,7 @@ type common struct {
 	logFormat   string
 	otlp        string
 	store       string
+	stateless   bool
 }
 
 type multiFlag []string
@@ -111,6 +112,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
+	fs.BoolVar(&c.stateless, "mcp-stateless", false, "serve MCP without transport sessions (any replica serves any request; intent from each request's _meta; refs are canonical ids; no notifications)")
 	fs.StringVar(&c.store, "store", "", "session store: empty keeps sessions in memory; redis://host:port/db shares them (and invalidations) with every replica on that Redis")
 }
 
@@ -174,7 +176,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		}
 	}
 	app, err := server.New(ctx, server.Config{
-		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants, StoreURL: c.store,
+		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
 		MaxInstances: c.maxInst, Spares: c.spares,
 		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
 	}, cats)
