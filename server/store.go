@@ -30,7 +30,9 @@ func openSharedStore(cfg Config, events *bus.Bus) (session.Store, func(), error)
 	// Each process is its own origin, so it does not hear its own events
 	// twice.
 	relay := bus.StartRedisRelay(rdb, events, uuid.NewString(), cfg.Logger)
+	stopSweep := store.StartSweeper(store.SweepInterval())
 	return store, func() {
+		stopSweep()
 		relay.Close()
 		_ = rdb.Close()
 	}, nil

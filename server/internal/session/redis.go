@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,7 +45,7 @@ type Redis struct {
 	ttl         time.Duration
 	retention   time.Duration
 	maxRunBytes int
-	onExpire    func(Execute)
+	onExpire    atomic.Pointer[func(Execute)]
 }
 
 // NewRedis returns a store on rdb whose execute sessions expire after ttl
@@ -57,7 +58,7 @@ func NewRedis(rdb redis.UniversalClient, ttl time.Duration) *Redis {
 }
 
 // SetOnExpire sets the callback for execute sessions found expired.
-func (r *Redis) SetOnExpire(f func(Execute)) { r.onExpire = f }
+func (r *Redis) SetOnExpire(f func(Execute)) { r.onExpire.Store(&f) }
 
 // SetMaxRunBytes changes the run artifact cap (tests).
 func (r *Redis) SetMaxRunBytes(n int) { r.maxRunBytes = n }
@@ -259,7 +260,11 @@ func (r *Redis) PutExecute(ctx context.Context, e Execute) error {
 	ek, kk := r.execKeys(e.Tenant, e.PromptHash, e.ID)
 	err = putExecute.Run(ctx, r.rdb, []string{ek, kk, key(e.Tenant, "reuse", e.ReuseKey)},
 		doc, kn, e.PromptHash+"/"+e.ID, r.ms(r.ttl), r.ms(2*r.ttl)).Err()
-	return r.wrap(err, "put execute")
+	if err != nil {
+		return r.wrap(err, "put execute")
+	}
+	r.watchExpiry(ctx, e.Tenant, e.PromptHash, e.ID)
+	return nil
 }
 
 // getExecute: KEYS exec, known; ARGV ttl ms, known ms. Returns the doc
@@ -292,11 +297,12 @@ func (r *Redis) GetExecute(ctx context.Context, tenant, promptHash, id string) (
 	body, _ := res[1].(string)
 	if live == 0 {
 		var k known
-		if json.Unmarshal([]byte(body), &k) == nil && r.onExpire != nil {
-			r.onExpire(Execute{Tenant: k.Tenant, PromptHash: k.PromptHash, ID: k.ID, ReuseKey: k.ReuseKey})
+		if json.Unmarshal([]byte(body), &k) == nil {
+			r.reportExpired(ctx, k.Tenant, k.PromptHash, k.ID)
 		}
 		return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrExpired)
 	}
+	r.watchExpiry(ctx, tenant, promptHash, id)
 	var e Execute
 	if err := jsonUnmarshal([]byte(body), &e); err != nil {
 		return Execute{}, err

@@ -284,8 +284,8 @@ func TestRedisKeysNameTheirTenant(t *testing.T) {
 	must(s.RefFor(ctx, "tk", "A", l.ID))
 	keys := must(rdb.Keys(ctx, "*").Result())
 	for _, k := range keys {
-		if strings.HasPrefix(k, "plasmd:transport:") {
-			continue // transport → tenant index, read only by ForgetTransport
+		if strings.HasPrefix(k, "plasmd:transport:") || k == expiryKey {
+			continue // transport → tenant index; expiry deadlines (ids only)
 		}
 		if !strings.HasPrefix(k, "plasmd:{A}:") && !strings.HasPrefix(k, "plasmd:{B}:") {
 			t.Errorf("key %q carries no tenant hash tag", k)
@@ -310,5 +310,43 @@ func TestRedisUnavailable(t *testing.T) {
 	}
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("ping after restart: %v", err)
+	}
+}
+
+// TestRedisSweep: a session whose key expired is reported by a sweep even
+// if nobody looks it up, once (a later sweep or lookup does not report it
+// again); a session still in use has its deadline pushed back instead.
+func TestRedisSweep(t *testing.T) {
+	s, _, rdb := redisStore(t)
+	ctx := context.Background()
+	var expired []string
+	s.SetOnExpire(func(e Execute) { expired = append(expired, e.Tenant+"/"+e.ID) })
+	for _, id := range []string{"gone", "alive"} {
+		if err := s.PutExecute(ctx, execute("A", "h", id, "k-"+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ek, _ := s.execKeys("A", "h", "gone")
+	if err := rdb.Del(ctx, ek).Err(); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Hour) // past both deadlines
+	if err := s.Sweep(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sweep(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.GetExecute(ctx, "A", "h", "gone")
+	wantErr(t, err, ErrExpired)
+	if strings.Join(expired, ",") != "A/gone" {
+		t.Fatalf("reported %v, want A/gone once", expired)
+	}
+	if _, err := s.GetExecute(ctx, "A", "h", "alive"); err != nil {
+		t.Fatalf("live session: %v", err)
+	}
+	score, err := rdb.ZScore(ctx, expiryKey, "A"+expirySep+"h"+expirySep+"alive").Result()
+	if err != nil || int64(score) < time.Now().UnixMilli() {
+		t.Fatalf("live session's deadline %v (%v) not pushed back", score, err)
 	}
 }
