@@ -66,9 +66,20 @@ chromium:
 
 # test is what CI runs: formatting and vet, committed Wasm up to date, then
 # every test with the race detector (the console's browser test needs
-# chromium).
-test: lint check-engine check-modules diff chromium
-	$(GO) test -race -timeout 20m ./...
+# chromium; the shared-store tests need redis-server).
+test: lint check-engine check-modules diff chromium redis-server
+	PLASMD_REQUIRE_REDIS=1 $(GO) test -race -timeout 20m ./...
+
+# redis-server backs the shared-store tests (each test starts its own on a
+# loopback port). Debian's package is installed when it is missing; under
+# make test the tests then fail rather than skip without it.
+.PHONY: redis-server
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "redis-server is missing and apt-get is not available" >&2; exit 1; }; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends redis-server; \
+	}
 
 # diff runs the differential test at full size: generated programs over the
 # reference backend (every pagination style, REST and GraphQL) must answer

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -25,6 +26,7 @@ import (
 	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/audit"
 	"github.com/plasmd/plasmd/server/internal/authz"
+	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/console"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/credstore"
@@ -92,6 +94,17 @@ type Config struct {
 	// AuthClient fetches authorization servers' JWKS and metadata when the
 	// tenants file configures oauth (nil = a client with a 10s timeout).
 	AuthClient *http.Client
+	// NotifyWindow is how long invalidation bursts are collected before
+	// one coalesced notification is sent (0 = 50ms, negative = none).
+	NotifyWindow time.Duration
+	// StoreURL, if set (redis://…), keeps session state in Redis and fans
+	// invalidations out to the other replicas sharing it; ignored when
+	// SessionStore is set.
+	StoreURL string
+	// MCPStateless serves MCP without transport sessions (the go-sdk's
+	// stateless mode): intent comes from each request's _meta and
+	// plasm_context answers canonical refs any replica resolves.
+	MCPStateless bool
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -111,7 +124,12 @@ type App struct {
 	console     *console.Console
 	verifier    *authz.Verifier
 	closeStores func()
-	closeOnce   sync.Once
+	bus         *bus.Bus
+	// notifyHandled counts notifications handed to sessions (sent or
+	// filtered by the session's log level); tests synchronise on it.
+	notifyHandled atomic.Int64
+	closeStore    func()
+	closeOnce     sync.Once
 }
 
 // New builds an App serving catalogs.
@@ -154,7 +172,16 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.SessionStore != nil {
 		store = cfg.SessionStore
 	}
+	events := bus.New(cfg.Logger)
+	closeStore := func() {}
+	if cfg.SessionStore == nil && cfg.StoreURL != "" {
+		if store, closeStore, err = openSharedStore(cfg, events); err != nil {
+			host.Close(ctx)
+			return nil, err
+		}
+	}
 	svc, err := core.New(ctx, core.Options{
+		Bus:         events,
 		Logger:      cfg.Logger,
 		Catalogs:    catalogs,
 		Host:        host,
@@ -173,18 +200,25 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		Exchange:    exchangeFor(cfg),
 	})
 	if err != nil {
+		closeStore()
 		host.Close(ctx)
 		closeStores()
 		return nil, err
 	}
 	a := &App{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		tenants:   cfg.Tenants,
-		anonymous: &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
-		egress:    eg,
-		metrics:   m,
-		svc:       svc,
+		closeStore: closeStore,
+		bus:        events,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		tenants:    cfg.Tenants,
+		anonymous:  &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
+		egress:     eg,
+		metrics:    m,
+		svc:        svc,
+	}
+	// Stores that can tell when an execute session expires feed the bus.
+	if n, ok := store.(interface{ SetOnExpire(func(session.Execute)) }); ok {
+		n.SetOnExpire(a.sessionExpired)
 	}
 	a.closeStores = closeStores
 	a.stdioTenant = a.anonymous
@@ -198,6 +232,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		// Idle transport sessions close like idle execute sessions do, so
 		// abandoned connections do not accumulate.
 		SessionTimeout: idleTTL(cfg.SessionIdleTTL),
+		// Stateless: no Mcp-Session-Id, each request stands alone, so any
+		// replica serves any request (refs are canonical, see stateless.go).
+		Stateless: cfg.MCPStateless,
 	})
 	if err := a.newConsole(); err != nil {
 		host.Close(ctx)
@@ -209,6 +246,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	a.echo.HideBanner = true
 	a.echo.HidePort = true
 	a.routes(a.echo)
+	a.announceDeploy(ctx)
 	return a, nil
 }
 
@@ -252,6 +290,7 @@ func (a *App) Close(ctx context.Context) {
 		a.egress.Close()
 		a.svc.Close(ctx)
 		a.closeStores()
+		a.closeStore()
 	})
 }
 

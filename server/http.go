@@ -41,6 +41,7 @@ func (a *App) routes(e *echo.Echo) {
 	auth.POST("/v1/discover", a.discover)
 	a.credentialRoutes(auth)
 	auth.GET("/v1/audit", a.auditList)
+	auth.POST("/v1/invalidate", a.invalidate)
 	auth.POST("/execute", a.executeOpen)
 	auth.GET("/execute/:ph/:s", a.executeGet)
 	auth.POST("/execute/:ph/:s", a.executeRun)
@@ -194,6 +195,9 @@ func (a *App) operatorOnly(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (a *App) health(c echo.Context) error {
+	if err := a.storeReady(c); err != nil {
+		return err
+	}
 	if !a.operator(c.Request()) {
 		return c.JSON(http.StatusOK, map[string]any{"status": "ok"})
 	}

@@ -125,6 +125,7 @@ func (a *App) newMCPServer() *mcp.Server {
 		},
 	})
 	s.AddReceivingMiddleware(a.rateLimitTools)
+	s.AddReceivingMiddleware(a.notifyMiddleware)
 	mcp.AddTool(s, &mcp.Tool{Name: "discover_capabilities", Description: "Rank catalog entities for one intent sentence describing the whole goal. Returns TSV rows api/entity/description; copy api and entity into plasm_context seeds."}, a.toolDiscover)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm_context", Description: "Open or extend the logical session for an intent with entity seeds. First line is the logical_session_ref (`s0`); then the teaching table (first open) or only new rows (expand/federate), or one line when nothing changed."}, a.toolContext)
 	mcp.AddTool(s, &mcp.Tool{Name: "plasm", Description: "Dry-run a program: parse, expand symbols, type-check and plan without calling any backend. Returns the plan summary and verdict."}, a.toolPlan)
@@ -245,6 +246,9 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
+	if a.cfg.MCPStateless {
+		canonicalRef(out)
+	}
 	meta := contextMeta(out)
 	return withMeta(out.Text, meta, nil), nil, nil
 }
@@ -279,13 +283,19 @@ func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref s
 	if strings.TrimSpace(ref) == "" {
 		return session.Execute{}, "", problem.BadRequest("missing-ref", "logical_session_ref is required (call plasm_context first)")
 	}
-	id, err := a.svc.Store().ResolveRef(ctx, transport, t.ID, ref)
+	id, err := a.resolveRef(ctx, transport, t, ref)
+	if storeUnavailable(err) {
+		return session.Execute{}, "", err
+	}
 	if err != nil {
 		p := problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
 		p.Hint = "call plasm_context with your intent and seeds; it returns the ref to use"
 		return session.Execute{}, "", p
 	}
 	l, err := a.svc.Store().GetLogical(ctx, t.ID, id)
+	if storeUnavailable(err) {
+		return session.Execute{}, "", err
+	}
 	if err != nil || l.Binding == nil {
 		p := problem.NotFound("logical session %s has no execute session", ref)
 		p.Hint = "call plasm_context again with the same intent"
@@ -294,6 +304,9 @@ func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref s
 	ex, err := a.svc.Store().GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
 	if err == nil && ex.Principal != t.Principal {
 		return session.Execute{}, "", problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
+	}
+	if storeUnavailable(err) {
+		return session.Execute{}, "", err
 	}
 	if err != nil {
 		p := problem.New(http.StatusGone, "stale-session", fmt.Sprintf("the execute session behind %s expired or is gone; its symbols are void", ref))
@@ -380,7 +393,7 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 		return toolError(err, nil), nil, nil
 	}
 	meta := a.baseMeta(in.Ref, lid, ex)
-	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: in.Ref, CommitRef: in.PlanCommitRef}, in.Program)
+	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: a.runRef(ctx, transport, t, in.Ref, lid), CommitRef: in.PlanCommitRef}, in.Program)
 	if err != nil {
 		return toolError(err, meta), nil, nil
 	}
@@ -435,7 +448,7 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		lid, err := a.svc.Store().ResolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t.ID, ref)
+		lid, err := a.resolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t, ref)
 		if err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}

@@ -164,17 +164,6 @@ func TestOAuthResourceServer(t *testing.T) {
 	}
 }
 
-// openAs opens an execute session with a bearer token and returns its path.
-func openAs(t *testing.T, f *fixture, token, entry string, entities ...string) string {
-	t.Helper()
-	b, _ := json.Marshal(map[string]any{"entry_id": entry, "entities": entities})
-	r := f.do(t, "POST", "/execute", "application/json", string(b), "Authorization", "Bearer "+token)
-	if r.status != http.StatusSeeOther {
-		t.Fatalf("open: %d %s", r.status, r.body)
-	}
-	return r.header.Get("Location")
-}
-
 func TestOAuthConfigErrors(t *testing.T) {
 	base := "tenants:\n  - id: a\n"
 	for _, tc := range []struct{ name, file, want string }{

@@ -60,6 +60,7 @@ func newFixtureFor(t testing.TB, mk func(b *demo.Server) server.Config) *fixture
 		t.Fatal(err)
 	}
 	cfg := mk(backend)
+	useTestStore(t, &cfg)
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = testCacheDir()
 	}

@@ -94,6 +94,8 @@ type common struct {
 	otlp        string
 	credentials string
 	auditLog    string
+	store       string
+	stateless   bool
 }
 
 type multiFlag []string
@@ -114,6 +116,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
 	fs.StringVar(&c.credentials, "credentials", "", "per-principal upstream credentials file, AES-GCM encrypted under the base64 32-byte key in $PLASMD_CREDENTIALS_KEY")
 	fs.StringVar(&c.auditLog, "audit-log", "", "append audit records (mutations, review-gated runs, credential changes) to this JSON lines file")
+	fs.BoolVar(&c.stateless, "mcp-stateless", false, "serve MCP without transport sessions (any replica serves any request; intent from each request's _meta; refs are canonical ids; no notifications)")
+	fs.StringVar(&c.store, "store", "", "session store: empty keeps sessions in memory; redis://host:port/db shares them (and invalidations) with every replica on that Redis")
 }
 
 // setup loads catalogs (and starts the demo backend) and builds the app.
@@ -176,7 +180,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		}
 	}
 	app, err := server.New(ctx, server.Config{
-		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants,
+		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
 		MaxInstances: c.maxInst, Spares: c.spares,
 		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
 		CredentialsFile: c.credentials, AuditFile: c.auditLog,

@@ -148,8 +148,10 @@ type Step struct {
 
 // Mutation names an entity a run changed (for invalidation events).
 type Mutation struct {
-	EntryID string `json:"entry_id"`
-	Entity  string `json:"entity"`
+	EntryID    string   `json:"entry_id"`
+	Entity     string   `json:"entity"`
+	Capability string   `json:"capability,omitempty"`
+	IDs        []string `json:"ids,omitempty"`
 }
 
 // Result is a finished run.
@@ -299,7 +301,7 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 	}
 	for _, n := range p.Nodes {
 		if n.Op == plan.OpMutate {
-			res.Mutations = append(res.Mutations, Mutation{EntryID: n.EntryID, Entity: n.Entity})
+			res.Mutations = append(res.Mutations, mutation(n, states))
 		}
 	}
 	for _, root := range p.Roots {

@@ -347,7 +347,7 @@ func TestMutateOnce(t *testing.T) {
 	if !reflect.DeepEqual(res.Roots[0].Table, want) {
 		t.Fatalf("table %v", res.Roots[0].Table)
 	}
-	if !reflect.DeepEqual(res.Mutations, []Mutation{{EntryID: entry, Entity: "Issue"}}) {
+	if !reflect.DeepEqual(res.Mutations, []Mutation{{EntryID: entry, Entity: "Issue", Capability: "create_issue"}}) {
 		t.Fatalf("mutations %v", res.Mutations)
 	}
 }
@@ -376,7 +376,7 @@ func TestMutateForEach(t *testing.T) {
 		if res.Steps[1].Calls != 3 {
 			t.Fatalf("step %+v", res.Steps[1])
 		}
-		if !reflect.DeepEqual(res.Mutations, []Mutation{{EntryID: entry, Entity: "Issue"}}) {
+		if !reflect.DeepEqual(res.Mutations, []Mutation{{EntryID: entry, Entity: "Issue", Capability: "close_issue", IDs: []string{"1", "2", "3"}}}) {
 			t.Fatalf("mutations %v", res.Mutations)
 		}
 	})

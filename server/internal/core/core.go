@@ -17,6 +17,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/audit"
+	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/credstore"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/ratelimit"
@@ -58,6 +59,8 @@ type Options struct {
 	// Exchange obtains a person's upstream token for a catalog by RFC 8693
 	// token exchange (nil = catalogs configured for it answer an error).
 	Exchange TokenExchanger
+	// Bus, if set, hears the rows each run's mutations changed.
+	Bus *bus.Bus
 }
 
 // TokenExchanger exchanges the caller's access token for an upstream
@@ -103,6 +106,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		plans:     newPlanCache(planCacheSize),
 		journal:   o.Journal,
 		tracer:    o.Tracer,
+		bus:       o.Bus,
 	}, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/audit"
+	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/credstore"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/ratelimit"
@@ -57,6 +58,7 @@ type Service struct {
 	limiter ratelimit.Limiter
 	// exchange performs token exchange for catalogs configured for it.
 	exchange TokenExchanger
+	bus      *bus.Bus
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine
@@ -322,6 +324,7 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 		return nil, err
 	}
 	s.auditRun(ctx, t, sc, program, p, res, run.RunID, nil, secrets)
+	s.publishMutations(t, run.RunID, res.Mutations)
 	out.Run = run
 	return out, nil
 }

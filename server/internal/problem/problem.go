@@ -81,6 +81,13 @@ func From(err error) *Problem {
 		return &Problem{Type: Base + typ, Title: http.StatusText(status), Status: status, Detail: ae.Message, Line: ae.Line, Column: ae.Column, Hint: ae.Hint, Code: ae.Code}
 	}
 	switch {
+	case errors.Is(err, session.ErrUnavailable):
+		p := New(http.StatusServiceUnavailable, "store-unavailable", "the session store is unreachable; nothing was changed")
+		p.RetryAfter = 1
+		p.Hint = "retry after 1s"
+		return p
+	case errors.Is(err, session.ErrTooLarge):
+		return New(http.StatusInsufficientStorage, "artifact-too-large", err.Error())
 	case errors.Is(err, session.ErrExpired):
 		p := New(http.StatusGone, "session-expired", err.Error())
 		p.Hint = "call plasm_context again with the same intent (or POST /execute) to open a new session"
