@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	events := bus.New(cfg.Logger)
 	closeStore := func() {}
 	if cfg.SessionStore == nil && cfg.StoreURL != "" {
-		if store, closeStore, err = openSharedStore(cfg, events); err != nil {
+		if store, cfg.RateLimiter, closeStore, err = openSharedStore(cfg, events); err != nil {
 			host.Close(ctx)
 			return nil, err
 		}

@@ -11,27 +11,33 @@ import (
 
 	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/problem"
+	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/session"
 )
 
 // openSharedStore opens the Redis store named by cfg.StoreURL and the
-// relay that fans the invalidation bus out over the same Redis. The
-// returned func closes both.
-func openSharedStore(cfg Config, events *bus.Bus) (session.Store, func(), error) {
+// relay that fans the invalidation bus out over the same Redis, and, unless
+// the caller brought its own, a rate limiter on that Redis so replicas
+// share tenants' rate limits. The returned func closes them.
+func openSharedStore(cfg Config, events *bus.Bus) (session.Store, ratelimit.Limiter, func(), error) {
 	if !strings.HasPrefix(cfg.StoreURL, "redis://") && !strings.HasPrefix(cfg.StoreURL, "rediss://") {
-		return nil, nil, fmt.Errorf("--store %q: only redis:// and rediss:// URLs are supported", cfg.StoreURL)
+		return nil, nil, nil, fmt.Errorf("--store %q: only redis:// and rediss:// URLs are supported", cfg.StoreURL)
 	}
 	session.RouteRedisLogs(cfg.Logger)
 	rdb, err := session.DialRedis(cfg.StoreURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	limiter := cfg.RateLimiter
+	if limiter == nil {
+		limiter = RedisRateLimiter(rdb)
 	}
 	store := session.NewRedis(rdb, cfg.SessionIdleTTL)
 	// Each process is its own origin, so it does not hear its own events
 	// twice.
 	relay := bus.StartRedisRelay(rdb, events, uuid.NewString(), cfg.Logger)
 	stopSweep := store.StartSweeper(store.SweepInterval())
-	return store, func() {
+	return store, limiter, func() {
 		stopSweep()
 		relay.Close()
 		_ = rdb.Close()
