@@ -51,6 +51,11 @@ func Compile(cat *catalog.Catalog, req *abi.CompileRequest) (*abi.CompiledReques
 		return nil, &abi.Error{Code: abi.CodeCompile,
 			Message: fmt.Sprintf("capability %q has no mapping in catalog %q", req.Capability, cat.EntryID)}
 	}
+	if cp.Unavailable != "" {
+		return nil, &abi.Error{Code: abi.CodeCompile,
+			Message: fmt.Sprintf("compile %s: not executable here: %s", cp.Name, cp.Unavailable)}
+	}
+	req = withIDVar(m, req)
 	c := &compiler{cat: cat, cp: cp, m: m, req: req}
 	out, err := c.compile()
 	if err != nil {
@@ -217,6 +222,7 @@ func (c *compiler) buildURL(base, baseQuery string, state map[string]any, loc st
 				return "", c.fail(c.pathHint(seg.Name), "path variable %q is empty", seg.Name)
 			}
 			b.WriteString(pathSegment(s))
+			b.WriteString(url.PathEscape(seg.Suffix))
 		default:
 			return "", c.fail("", "unknown path segment type %q", seg.Type)
 		}
@@ -480,4 +486,23 @@ func pathSegment(s string) string {
 		return "%2E%2E"
 	}
 	return url.PathEscape(s)
+}
+
+// withIDVar gives a mapping's id variable (a single path variable not named
+// id) the call's id when it has no value of its own, on a copy of req.
+func withIDVar(m *catalog.Mapping, req *abi.CompileRequest) *abi.CompileRequest {
+	if m.IDVar == "" || req.Vars == nil {
+		return req
+	}
+	id, ok := req.Vars["id"]
+	if _, has := req.Vars[m.IDVar]; has || !ok {
+		return req
+	}
+	cp := *req
+	cp.Vars = make(map[string]any, len(req.Vars)+1)
+	for k, v := range req.Vars {
+		cp.Vars[k] = v
+	}
+	cp.Vars[m.IDVar] = id
+	return &cp
 }

@@ -68,12 +68,17 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 		next[cml.NextURLKey] = u
 		return next, nil
 	case cml.LocResponseNextURL:
+		fields := make([]string, 0, 1)
+		if p.NextURLField != "" {
+			fields = append(fields, p.NextURLField)
+		}
 		for _, name := range names {
-			pp := p.Params[name]
-			if pp.FromResponse == "" {
-				continue
+			if pp := p.Params[name]; pp.FromResponse != "" {
+				fields = append(fields, pp.FromResponse)
 			}
-			v, _ := get(d.prefixed(pp.FromResponse))
+		}
+		for _, field := range fields {
+			v, _ := get(d.prefixed(field))
 			s, _ := v.(string)
 			if s == "" {
 				return nil, nil

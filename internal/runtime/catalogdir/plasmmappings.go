@@ -1,0 +1,168 @@
+package catalogdir
+
+import (
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
+// Plasm's CML built-ins that build a Gmail RFC 5322 message body.
+const (
+	exprGmailSend  = "gmail_rfc5322_send_body"
+	exprGmailReply = "gmail_rfc5322_reply_send_body"
+)
+
+// Plasm's tagged condition form: {type: exists, var: x},
+// {type: equals, left, right}, {type: bool, expr}.
+var taggedCondKeys = map[string][]string{
+	"exists": {"type", "var"},
+	"equals": {"type", "left", "right"},
+	"bool":   {"type", "expr"},
+}
+
+// foreignTransports are the mapping transports plasmd loads but cannot run:
+// what each needs, for the "not executable here" reason.
+var foreignTransports = map[string]string{
+	"view":     "transport view composes other capabilities (Plasm's views:); plasmd does not execute views",
+	"evm_call": "transport evm_call needs an EVM chain client",
+	"evm_logs": "transport evm_logs needs an EVM chain client",
+}
+
+// unavailable marks a capability as loaded but not executable here, once
+// capabilities are known. Reasons accumulate.
+func (l *loader) unavailable(name, why string) {
+	l.later(func() {
+		cp := l.cat.Capabilities[name]
+		if cp == nil {
+			return
+		}
+		if cp.Unavailable != "" {
+			cp.Unavailable += "; " + why
+			return
+		}
+		cp.Unavailable = why
+	})
+}
+
+// foreignMapping reads a mapping whose transport plasmd does not execute.
+// Its keys are the transport's own; only the view reference is checked.
+func (l *loader) foreignMapping(p *parser, o *object, m *catalog.Mapping) bool {
+	why, ok := foreignTransports[m.Transport]
+	if !ok {
+		return false
+	}
+	name := o.at.Value
+	if m.Transport == "view" {
+		o.check([]string{"transport", "view"}, "for transport view")
+		view := o.name("view")
+		vn := o.val("view")
+		l.later(func() {
+			if view == "" {
+				return
+			}
+			v := l.cat.Views[view]
+			switch {
+			case v == nil:
+				names := keysOf(l.cat.Views)
+				p.errorf(vn, "%s: %s", o.sub("view"), p.unknownRefOf("view", view, "", names))
+			case v.Entity != "" && l.cat.Capabilities[name] != nil && l.cat.Capabilities[name].Entity != v.Entity:
+				p.errorf(vn, "%s: view %q builds %s rows, but capability %s is on %s", o.sub("view"), view, v.Entity, name, l.cat.Capabilities[name].Entity)
+			}
+		})
+	}
+	l.unavailable(name, why)
+	return true
+}
+
+// singleIDVar returns the name of a mapping's one path variable that is
+// not id, not a parameter and not a key var, when the path has no id:
+// Plasm binds the id to it.
+func singleIDVar(m *catalog.Mapping, params, keyVars map[string]bool) string {
+	var free []string
+	for _, seg := range m.Path {
+		if seg.Type != "var" {
+			continue
+		}
+		switch {
+		case seg.Name == "id":
+			return ""
+		case seg.Name == "" || params[seg.Name] || keyVars[seg.Name] || slices.Contains(free, seg.Name):
+		default:
+			free = append(free, seg.Name)
+		}
+	}
+	if len(free) != 1 {
+		return ""
+	}
+	return free[0]
+}
+
+// splatVars lists the key vars of the entities that cp's entity_ref
+// parameters reference, when those have compound keys.
+func (l *loader) splatVars(cp *catalog.Capability) []string {
+	var out []string
+	for _, prm := range cp.Parameters {
+		v := l.cat.Values[prm.ValueRef]
+		if v == nil || v.Type != "entity_ref" {
+			continue
+		}
+		if t := l.cat.Entities[v.Target]; t != nil && len(t.KeyVars) > 1 {
+			out = append(out, t.KeyVars...)
+		}
+	}
+	return out
+}
+
+func hasKey(n *yaml.Node, k string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Kind == yaml.ScalarNode && n.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
+}
+
+// taggedCond reads Plasm's condition form, tagged by type, into the same
+// model as plasmd's one-key form.
+func (p *parser) taggedCond(ctx string, at, n *yaml.Node, depth int) *catalog.Cond {
+	o := p.object(ctx, at, n, nil)
+	if o == nil {
+		return nil
+	}
+	o.strict = true
+	t := o.oneOf("type", []string{"exists", "equals", "bool"})
+	if t == "" {
+		return nil
+	}
+	o.check(taggedCondKeys[t], "for type "+t)
+	c := &catalog.Cond{}
+	switch t {
+	case "exists":
+		c.Exists = o.name("var")
+	case "equals":
+		c.Equals = &catalog.EqualsCond{}
+		for _, side := range []string{"left", "right"} {
+			sn := o.val(side)
+			if sn == nil {
+				o.missing(side)
+				continue
+			}
+			x := p.expr(o.sub(side), o.key(side), sn, depth+1)
+			if side == "left" {
+				c.Equals.Left = x
+			} else {
+				c.Equals.Right = x
+			}
+		}
+	case "bool":
+		xn := o.val("expr")
+		if xn == nil {
+			o.missing("expr")
+			return c
+		}
+		c.Bool = p.expr(o.sub("expr"), o.key("expr"), xn, depth+1)
+	}
+	return c
+}
