@@ -269,6 +269,9 @@ func (p *planner) source(s *source) (cur, *abi.Error) {
 func (p *planner) materialize(c cur) (cur, *abi.Error) {
 	switch c.pend {
 	case pendAll:
+		if sc := singletonRead(c.ent); sc != nil {
+			return p.fetchSingleton(c, sc)
+		}
 		return p.read(c.ent, catalog.KindQuery, nil, nil, c.at)
 	case pendGet:
 		return p.fetchGet(c)
@@ -910,8 +913,13 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 		}
 		h.Capability = gc.Name
 		h.Binds = append(h.Binds, plan.Bind{Var: idVar(c.ent, gc, pid), Field: pid})
+	case "":
+		// Declared for documentation (Plasm's unavailable relation): the
+		// catalog says what it links to, not how to fetch it.
+		return c, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" is declared but not traversable: the catalog gives no materialize for it",
+			"query "+rel.Target+" directly instead: "+p.listHowTo(ent{cat: c.ent.cat, e: target, name: rel.Target}))
 	default:
-		return c, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has unknown materialization "+rel.Materialize.Kind, "")
+		return c, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has materialization "+rel.Materialize.Kind+", which plasmd does not traverse", "")
 	}
 	var bindFields []string
 	for _, b := range h.Binds {

@@ -2,6 +2,7 @@ package catalogdir
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,7 +20,7 @@ var (
 	aggregatePolicies  = []string{"retain", "omit_when_redundant"}
 	deriveTypes        = []string{catalog.DeriveSegmentsAfterPrefix, catalog.DeriveNameValueLookup, catalog.DeriveObjectKeyLookup, catalog.DeriveColonPair}
 	deriveKeys         = []string{"type", "prefix", "alternate_prefixes", "part_index", "equals", "match_key_field", "value_field", "key", "case_insensitive", "prefer_keys", "blocks_key", "ref_field", "segment"}
-	viewKeys           = []string{"description", "capability", "entity", "scope", "nodes", "output", "relations"}
+	viewKeys           = []string{"description", "capability", "entity", "scope", "nodes", "output", "relation_outputs"}
 	viewNodeKeys       = []string{"id", "capability", "bind"}
 	oauthKeys          = []string{"provider", "scopes", "default_scope_sets", "requirements"}
 	inputSchemaKeys    = []string{"input_type", "validation", "description", "examples"}
@@ -55,9 +56,48 @@ func (l *loader) parseEntityExtras(p *parser, o *object, e *catalog.Entity) {
 	o.boolean("domain_projection_examples")
 	o.optOneOf("id_format", idFormats)
 	l.parseDiscovery(p, o)
-	if e.IDField == "" && e.IDFrom != nil {
-		p.errorf(o.key("id_from"), "%s: id_from needs id_field to name the identity", o.ctx)
+	if e.IDFrom == nil {
+		return
 	}
+	if e.IDField == "" {
+		p.errorf(o.key("id_from"), "%s: id_from needs id_field to name the identity", o.ctx)
+		return
+	}
+	l.fieldFromIDFrom(e)
+}
+
+// idFromValue is the value domain plasmd gives an id read through id_from
+// when no declared field already reads that path.
+const idFromValue = "plasmd_id_from"
+
+// fieldFromIDFrom makes the id readable like any field: the id field reads
+// its value at id_from (Plasm's row identity path). An id field the entity
+// does not declare is added, typed like the field at that path if any.
+func (l *loader) fieldFromIDFrom(e *catalog.Entity) {
+	if f := e.Fields[e.IDField]; f != nil {
+		if f.Path == nil {
+			f.Path = e.IDFrom
+		}
+		return
+	}
+	ref := ""
+	for _, name := range e.FieldOrder {
+		if f := e.Fields[name]; slices.Equal(f.WirePath(), e.IDFrom) {
+			ref = f.ValueRef
+			break
+		}
+	}
+	if ref == "" {
+		ref = idFromValue
+		if l.cat.Values == nil {
+			l.cat.Values = map[string]*catalog.Value{}
+		}
+		if l.cat.Values[ref] == nil {
+			l.cat.Values[ref] = &catalog.Value{Type: "string", Description: "an id read through id_from"}
+		}
+	}
+	e.Fields[e.IDField] = &catalog.Field{Name: e.IDField, ValueRef: ref, Required: true, Path: e.IDFrom}
+	e.FieldOrder = append([]string{e.IDField}, e.FieldOrder...)
 }
 
 // parseDiscovery checks that a discovery: hint block is a mapping of word

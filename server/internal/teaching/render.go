@@ -278,6 +278,9 @@ func (r *renderer) entityBlock(k entityKey) {
 			r.queryRow(cat, e, cp)
 		case cp.Kind == catalog.KindGet:
 			r.emit(r.receiver(cat, ent), "returns "+e, "get by id")
+		case cp.Kind == catalog.KindSingleton && cat.FirstOfKind(cp.Entity, catalog.KindQuery) == nil:
+			// A bare singleton entity reads its one row (no id).
+			r.emit(e, "returns "+e, "the one row (no id)")
 		case cp.Kind == catalog.KindSearch:
 			r.searchRow(cat, e, cp)
 		case isMutator(cp):
@@ -308,7 +311,7 @@ func capRank(cp *catalog.Capability) int {
 			return 0
 		}
 		return 2
-	case catalog.KindGet:
+	case catalog.KindGet, catalog.KindSingleton:
 		return 1
 	case catalog.KindSearch:
 		return 3

@@ -289,7 +289,10 @@ func materializable(cat *catalog.Catalog, ent *catalog.Entity, rel *catalog.Rela
 	case catalog.FromParentGet:
 		return getCap(cat, ent) != nil
 	case catalog.QueryScoped, catalog.QueryScopedBindings:
-		return cat.Capabilities[rel.Materialize.Capability] != nil
+		cp := cat.Capabilities[rel.Materialize.Capability]
+		return cp != nil && cp.Unavailable == ""
+	case "", catalog.GetScopedBindings:
+		return false // declared only, or a form plasmd does not traverse
 	}
 	return true
 }
@@ -394,10 +397,16 @@ func (st *exposureSet) addReads(cat *catalog.Catalog, ent *catalog.Entity) {
 
 func readCaps(cat *catalog.Catalog, ent *catalog.Entity) []*catalog.Capability {
 	var out []*catalog.Capability
+	hasQuery := false
 	for _, cp := range cat.CapabilitiesOf(ent.Name) {
 		if cp.Kind == catalog.KindQuery || cp.Kind == catalog.KindSearch {
 			out = append(out, cp)
+			hasQuery = hasQuery || cp.Kind == catalog.KindQuery
 		}
+	}
+	// A singleton is what a bare Entity reads when there is no query.
+	if s := cat.FirstOfKind(ent.Name, catalog.KindSingleton); s != nil && !hasQuery {
+		out = append(out, s)
 	}
 	if g := getCap(cat, ent); g != nil {
 		out = append(out, g)

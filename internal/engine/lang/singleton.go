@@ -1,0 +1,31 @@
+package lang
+
+import (
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/plan"
+)
+
+// singletonRead returns the capability that reads an entity's only row
+// (Plasm's singleton kind: the current user, account settings) when the
+// entity has one and no query: then a bare Entity means that row.
+func singletonRead(x ent) *catalog.Capability {
+	if x.cat.FirstOfKind(x.name, catalog.KindQuery) != nil {
+		return nil
+	}
+	return x.cat.FirstOfKind(x.name, catalog.KindSingleton)
+}
+
+// fetchSingleton plans the one-row read of a singleton entity. It takes no
+// id; its parameters, if any, must be optional.
+func (p *planner) fetchSingleton(c cur, sc *catalog.Capability) (cur, *abi.Error) {
+	for _, pr := range sc.Parameters {
+		if pr.Required {
+			return c, errAt(c.at, abi.CodeCatalog, c.ent.name+" is read by "+sc.Name+", which requires "+pr.Name+"; a singleton read takes no required input", "")
+		}
+	}
+	n := baseNode(plan.OpFetch, c.ent)
+	n.Kind, n.Capability = sc.Kind, sc.Name
+	id, err := p.add(n, c.at)
+	return cur{node: id, ent: c.ent, own: true}, err
+}
