@@ -39,8 +39,7 @@ func wrapsScalar(doc any, r *catalog.Response) bool {
 // entity's id, as Plasm does for id feeds ([8863, 8864, …]).
 func scalarRow(ent *catalog.Entity, it any) (map[string]any, bool) {
 	switch it.(type) {
-	case string, json.Number:
-	default:
+	case nil, bool, map[string]any, []any:
 		return nil, false
 	}
 	f := ent.Fields[ent.IDField]
