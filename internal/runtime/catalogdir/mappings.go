@@ -599,6 +599,9 @@ func (p *parser) pageParam(ctx string, at, n *yaml.Node) (catalog.PageParam, boo
 			return pp, false
 		}
 		pp.Counter = &start
+		// Plasm's counter grows by 1 per page unless step says otherwise
+		// ({counter: 1} is a page number).
+		pp.Step = 1
 		for _, k := range []string{"step", "max"} {
 			kn := o.val(k)
 			if kn == nil {
