@@ -35,6 +35,12 @@ var docSections = map[string]string{
 // DocSection names the section of the format reference that explains e,
 // from the key path its message starts with.
 func DocSection(e *Error) string {
+	switch {
+	case strings.HasSuffix(e.File, ModuleFile):
+		return "vendor-module"
+	case strings.HasPrefix(e.Msg, "a catalog file holds one YAML document"):
+		return "yaml"
+	}
 	ctx, _, ok := strings.Cut(e.Msg, ":")
 	if !ok {
 		if strings.Contains(e.Msg, "not a catalog") || strings.Contains(e.Msg, "missing: a catalog directory") {
