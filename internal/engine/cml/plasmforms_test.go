@@ -72,3 +72,46 @@ func TestPlasmForms(t *testing.T) {
 		t.Errorf("optional bearer: %+v %v", out, aerr)
 	}
 }
+
+// TestScopeSplat checks Plasm's scope splat: a compound entity_ref scope
+// fills the key vars the path uses.
+func TestScopeSplat(t *testing.T) {
+	cat := &catalog.Catalog{
+		EntryID: "gh", HTTPBackend: "https://api.example.com",
+		Values: map[string]*catalog.Value{"repo_ref": {Type: "entity_ref", Target: "Repository"}, "s": {Type: "string"}},
+		Entities: map[string]*catalog.Entity{
+			"Repository": {Name: "Repository", KeyVars: []string{"owner", "repo"}},
+			"Issue":      {Name: "Issue", IDField: "number"},
+		},
+		Capabilities: map[string]*catalog.Capability{
+			"issue_query": {Name: "issue_query", Kind: catalog.KindQuery, Entity: "Issue", ScopeAggregateKeyPolicy: "omit_when_redundant",
+				Parameters: []catalog.Parameter{{Name: "repository", ValueRef: "repo_ref", Required: true, Role: catalog.RoleScope}}},
+		},
+		Mappings: map[string]*catalog.Mapping{
+			"issue_query": {Method: "GET", Path: []catalog.Segment{{Type: "literal", Value: "repos"}, {Type: "var", Name: "owner"}, {Type: "var", Name: "repo"}, {Type: "literal", Value: "issues"}},
+				Query: &catalog.Expr{Type: catalog.ExprObject, Fields: []catalog.ObjectKV{{Key: "r", Value: &catalog.Expr{Type: catalog.ExprVar, Name: "repository"}}}}},
+		},
+	}
+	for _, tt := range []struct {
+		val       any
+		url, fail string
+	}{
+		{val: "acme/tools", url: "https://api.example.com/repos/acme/tools/issues"},
+		{val: map[string]any{"owner": "acme", "repo": "tools", "id": 7}, url: "https://api.example.com/repos/acme/tools/issues"},
+		{val: "acme", fail: "scope repository must name a Repository by owner, repo"},
+		{val: map[string]any{"owner": "acme"}, fail: "must name a Repository"},
+	} {
+		out, aerr := Compile(cat, &abi.CompileRequest{EntryID: "gh", Capability: "issue_query", Vars: map[string]any{"repository": tt.val}})
+		switch {
+		case tt.fail != "":
+			if aerr == nil || !strings.Contains(aerr.Message, tt.fail) {
+				t.Errorf("%v: error %v, want %q", tt.val, aerr, tt.fail)
+			}
+		case aerr != nil:
+			t.Errorf("%v: %v", tt.val, aerr)
+		case out.URL != tt.url:
+			// omit_when_redundant drops the aggregate: no ?r= in the URL.
+			t.Errorf("%v: url %s, want %s", tt.val, out.URL, tt.url)
+		}
+	}
+}

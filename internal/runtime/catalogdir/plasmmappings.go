@@ -104,6 +104,9 @@ func singleIDVar(m *catalog.Mapping, params, keyVars map[string]bool) string {
 func (l *loader) splatVars(cp *catalog.Capability) []string {
 	var out []string
 	for _, prm := range cp.Parameters {
+		if prm.Role != catalog.RoleScope {
+			continue
+		}
 		v := l.cat.Values[prm.ValueRef]
 		if v == nil || v.Type != "entity_ref" {
 			continue
