@@ -86,6 +86,9 @@ type DecodeRequest struct {
 	// (guest/tape) rather than raw JSON, and asks for a tape answer:
 	// frame(DecodeTapeHeader, tape table) instead of a JSON DecodeResponse.
 	Tape bool `json:"tape,omitempty"`
+	// Vars are the call's variables, for response rules that read one
+	// (Plasm's array_find_pluck).
+	Vars map[string]any `json:"vars,omitempty"`
 }
 
 // DecodeTapeHeader is the header of a tape answer to ExportDecode; the

@@ -116,7 +116,7 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		// through a view builds only the values the rows need.
 		return d.decodeTape(out, ent, cols, rel, body)
 	}
-	doc, err := parseJSON(body)
+	doc, err := d.tree(body)
 	if err != nil {
 		return nil, d.fail("", "%v", err)
 	}
@@ -125,6 +125,7 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 			return nil, d.fail("", "graphql error: %s", msg)
 		}
 	}
+	doc = preprocess(doc, d.m.Response, d.req.Vars)
 	items, err := selectItems(doc, d.m.Response)
 	if wrapsScalar(doc, d.m.Response) {
 		items, err = []any{doc}, nil // Plasm's wrap_root_scalar

@@ -1,17 +1,17 @@
 package decode
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/tape"
 )
 
 // needsTree reports whether decoding ent through m needs the whole JSON
 // tree rather than the tape view: derived fields read arbitrary parts of a
 // row, and a bare scalar body is not a tape of objects.
 func needsTree(ent *catalog.Entity, m *catalog.Mapping) bool {
-	if m.Response != nil && m.Response.WrapRootScalar {
+	if m.Response != nil && (m.Response.WrapRootScalar || m.Response.Preprocess != nil) {
 		return true
 	}
 	for _, f := range ent.Fields {
@@ -29,10 +29,23 @@ func wrapsScalar(doc any, r *catalog.Response) bool {
 		return false
 	}
 	switch doc.(type) {
-	case string, json.Number:
-		return true
+	case nil, bool, map[string]any, []any:
+		return false
 	}
-	return false
+	return true
+}
+
+// tree builds the whole body: from JSON, or from the host's tape when a
+// rule needs the tree (needsTree).
+func (d *decoder) tree(body []byte) (any, error) {
+	if !d.req.Tape {
+		return parseJSON(body)
+	}
+	root, err := tape.Root(body)
+	if err != nil {
+		return nil, err
+	}
+	return root.Value()
 }
 
 // scalarRow reads a bare string or number item as a row holding only the

@@ -232,6 +232,8 @@ type Response struct {
 	ItemInnerKey string   `json:"item_inner_key,omitempty"`
 	// WrapRootScalar makes a bare number or string body a one-row list.
 	WrapRootScalar bool `json:"wrap_root_scalar,omitempty"`
+	// Preprocess reshapes the body before rows are selected (plasm.go).
+	Preprocess *Preprocess `json:"response_preprocess,omitempty"`
 }
 
 // Pagination describes how a list continues.

@@ -52,3 +52,29 @@ type OAuth struct {
 	Provider string   `json:"provider"`
 	Scopes   []string `json:"scopes,omitempty"`
 }
+
+// Preprocess kinds (Plasm's response_preprocess).
+const (
+	// PreArrayFindPluck: in the array of objects at Path, the first whose
+	// IDField equals the call's variable IDVar; its NestedArray becomes the
+	// list of rows (none when nothing matches).
+	PreArrayFindPluck = "array_find_pluck"
+	// PreConcatFieldArrays: the FromEach arrays of the objects in the array
+	// at Path, concatenated, become the list of rows.
+	PreConcatFieldArrays = "concat_field_arrays"
+	// PreStringIDsToObjects: the strings in the array at Path become
+	// objects {Field: s} (other elements are dropped).
+	PreStringIDsToObjects = "string_ids_to_field_objects"
+)
+
+// Preprocess reshapes a response body before rows are selected. When Path
+// does not lead where the rule expects, the body is left as it is.
+type Preprocess struct {
+	Kind        string   `json:"kind"`
+	Path        []string `json:"path"`
+	IDField     string   `json:"id_field,omitempty"`
+	IDVar       string   `json:"id_var,omitempty"`
+	NestedArray string   `json:"nested_array,omitempty"`
+	FromEach    string   `json:"from_each,omitempty"`
+	Field       string   `json:"field,omitempty"`
+}

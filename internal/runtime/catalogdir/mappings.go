@@ -503,9 +503,8 @@ func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, stri
 		r.ItemsPath = []string{"results"}
 	}
 	var why []string
-	if o.has("response_preprocess") {
-		p.object(o.sub("response_preprocess"), o.key("response_preprocess"), o.val("response_preprocess"), nil)
-		why = append(why, "response_preprocess (a Plasm reshape of the body) is not applied by plasmd")
+	if n := o.val("response_preprocess"); n != nil {
+		r.Preprocess = p.preprocess(o.sub("response_preprocess"), o.key("response_preprocess"), n)
 	}
 	if o.has("auxiliary_merge") {
 		p.object(o.sub("auxiliary_merge"), o.key("auxiliary_merge"), o.val("auxiliary_merge"), nil)

@@ -169,3 +169,37 @@ func (p *parser) taggedCond(ctx string, at, n *yaml.Node, depth int) *catalog.Co
 	}
 	return c
 }
+
+// preprocessKeys lists the keys of each response_preprocess kind.
+var preprocessKeys = map[string][]string{
+	catalog.PreArrayFindPluck:     {"kind", "path", "id_field", "id_var", "nested_array"},
+	catalog.PreConcatFieldArrays:  {"kind", "path", "from_each"},
+	catalog.PreStringIDsToObjects: {"kind", "path", "field"},
+}
+
+// preprocess reads Plasm's response_preprocess rule.
+func (p *parser) preprocess(ctx string, at, n *yaml.Node) *catalog.Preprocess {
+	o := p.object(ctx, at, n, nil)
+	if o == nil {
+		return nil
+	}
+	pp := &catalog.Preprocess{Kind: o.oneOf("kind", []string{catalog.PreArrayFindPluck, catalog.PreConcatFieldArrays, catalog.PreStringIDsToObjects})}
+	if pp.Kind == "" {
+		return nil
+	}
+	o.check(preprocessKeys[pp.Kind], "for kind "+pp.Kind)
+	if pn := o.val("path"); pn == nil {
+		o.missing("path")
+	} else {
+		pp.Path = p.strList(o.sub("path"), pn)
+	}
+	switch pp.Kind {
+	case catalog.PreArrayFindPluck:
+		pp.IDField, pp.IDVar, pp.NestedArray = o.name("id_field"), o.name("id_var"), o.name("nested_array")
+	case catalog.PreConcatFieldArrays:
+		pp.FromEach = o.name("from_each")
+	case catalog.PreStringIDsToObjects:
+		pp.Field = o.name("field")
+	}
+	return pp
+}
