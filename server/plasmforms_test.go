@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/plasmd/plasmd/guest/catalog"
-	"github.com/plasmd/plasmd/runtime/catalogdir"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/server"
 )
 

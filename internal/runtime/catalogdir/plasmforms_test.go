@@ -10,7 +10,8 @@ import (
 )
 
 // TestPlasmFormsModel pins what each Plasm form of the plasmforms fixture
-// loads into (the end-to-end behaviour is tested in server/teaching/langcheck).
+// loads into (the end-to-end behaviour is tested in server/internal/teaching/langcheck
+// and server/plasmforms_test.go).
 func TestPlasmFormsModel(t *testing.T) {
 	l, err := LoadPathReport("../../../testdata/catalogs/plasmforms")
 	if err != nil {

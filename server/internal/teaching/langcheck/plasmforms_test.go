@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
-	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/engine/cml"
 	"github.com/plasmd/plasmd/internal/engine/decode"
 	"github.com/plasmd/plasmd/internal/engine/lang"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
