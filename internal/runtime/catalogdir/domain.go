@@ -118,20 +118,7 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 		}
 	}
 	if v := o.val("values"); v != nil {
-		es, _ := p.pairs("values", v)
-		c.Values = make(map[string]*catalog.Value, len(es))
-		for _, e := range es {
-			if e.key.Value == "" {
-				p.errorf(e.key, "values: value name must not be empty")
-				continue
-			}
-			if val := l.parseValue(p, "values."+e.key.Value, e.key, e.val); val != nil {
-				c.Values[e.key.Value] = val
-				l.valueSites[e.key.Value] = site{p, e.key}
-			} else {
-				l.broken["value:"+e.key.Value] = true
-			}
-		}
+		l.parseValues(p, v)
 	}
 	if v := o.val("entities"); v != nil {
 		es, _ := p.pairs("entities", v)
@@ -170,6 +157,24 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 		return o.key("mappings"), o.val("mappings")
 	}
 	return nil, nil
+}
+
+// parseValues reads the values: map.
+func (l *loader) parseValues(p *parser, v *yaml.Node) {
+	es, _ := p.pairs("values", v)
+	l.cat.Values = make(map[string]*catalog.Value, len(es))
+	for _, e := range es {
+		if e.key.Value == "" {
+			p.errorf(e.key, "values: value name must not be empty")
+			continue
+		}
+		if val := l.parseValue(p, "values."+e.key.Value, e.key, e.val); val != nil {
+			l.cat.Values[e.key.Value] = val
+			l.valueSites[e.key.Value] = site{p, e.key}
+		} else {
+			l.broken["value:"+e.key.Value] = true
+		}
+	}
 }
 
 func isHTTPURL(s string) bool {
