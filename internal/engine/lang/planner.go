@@ -438,7 +438,7 @@ func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[
 func requireGet(x ent, gc *catalog.Capability, supplied map[string]bool, at pos) *abi.Error {
 	var missing []string
 	for _, pr := range gc.Parameters {
-		if pr.Required && !supplied[pr.Name] {
+		if pr.Required && !supplied[pr.Name] && !idBound(x.cat, gc, pr.Name, supplied) {
 			missing = append(missing, pr.Name)
 		}
 	}
@@ -1086,7 +1086,7 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 	var missing, optional []string
 	for _, pr := range mc.Parameters {
 		switch {
-		case pr.Required && !supplied[pr.Name]:
+		case pr.Required && !supplied[pr.Name] && !idBound(c.ent.cat, mc, pr.Name, supplied):
 			missing = append(missing, pr.Name)
 		case !pr.Required:
 			optional = append(optional, pr.Name)

@@ -29,3 +29,12 @@ func (p *planner) fetchSingleton(c cur, sc *catalog.Capability) (cur, *abi.Error
 	id, err := p.add(n, c.at)
 	return cur{node: id, ent: c.ent, own: true}, err
 }
+
+// idBound reports whether parameter name of cp receives the row's id: it
+// is the mapping's id variable (Plasm's single path variable, see
+// catalog.Mapping.IDVar) and the call supplies the id, which the compiler
+// then copies into it.
+func idBound(cat *catalog.Catalog, cp *catalog.Capability, name string, supplied map[string]bool) bool {
+	m := cat.Mappings[cp.Name]
+	return m != nil && m.IDVar == name && supplied["id"]
+}

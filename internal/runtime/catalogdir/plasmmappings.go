@@ -76,27 +76,31 @@ func (l *loader) foreignMapping(p *parser, o *object, m *catalog.Mapping) bool {
 	return true
 }
 
-// singleIDVar returns the name of a mapping's one path variable that is
-// not id, not a parameter and not a key var, when the path has no id:
-// Plasm binds the id to it.
+// singleIDVar returns the path variable Plasm binds a single-row
+// capability's id to when the path has no id: its only path variable
+// (/zones/{zone_id}, even when zone_id is also a parameter), or else its
+// only variable that is neither a parameter nor a key var.
 func singleIDVar(m *catalog.Mapping, params, keyVars map[string]bool) string {
-	var free []string
+	var all, free []string
 	for _, seg := range m.Path {
-		if seg.Type != "var" {
+		if seg.Type != "var" || seg.Name == "" || slices.Contains(all, seg.Name) {
 			continue
 		}
-		switch {
-		case seg.Name == "id":
+		if seg.Name == "id" {
 			return ""
-		case seg.Name == "" || params[seg.Name] || keyVars[seg.Name] || slices.Contains(free, seg.Name):
-		default:
+		}
+		all = append(all, seg.Name)
+		if !params[seg.Name] && !keyVars[seg.Name] {
 			free = append(free, seg.Name)
 		}
 	}
-	if len(free) != 1 {
-		return ""
+	switch {
+	case len(all) == 1:
+		return all[0]
+	case len(free) == 1:
+		return free[0]
 	}
-	return free[0]
+	return ""
 }
 
 // splatVars lists the key vars of the entities that cp's entity_ref

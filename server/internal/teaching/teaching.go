@@ -285,12 +285,25 @@ func waveKind(prev, added Exposure) WaveKind {
 // in the parent's get need a get capability, scoped queries need their
 // capability. Teaching a hop that can only fail would cost the agent a turn.
 func materializable(cat *catalog.Catalog, ent *catalog.Entity, rel *catalog.Relation) bool {
+	if len(readCaps(cat, ent)) == 0 {
+		return false // no program can hold a row to follow it from
+	}
 	switch rel.Materialize.Kind {
 	case catalog.FromParentGet:
 		return getCap(cat, ent) != nil
 	case catalog.QueryScoped, catalog.QueryScopedBindings:
 		cp := cat.Capabilities[rel.Materialize.Capability]
-		return cp != nil && cp.Unavailable == ""
+		if cp == nil || cp.Unavailable != "" {
+			return false
+		}
+		// The hop binds only the relation's parameters; one more required
+		// input (a feed, a team) makes it unfollowable.
+		for _, p := range cp.Parameters {
+			if _, bound := rel.Materialize.Bindings[p.Name]; p.Required && p.Name != rel.Materialize.Param && !bound {
+				return false
+			}
+		}
+		return true
 	case "", catalog.GetScopedBindings:
 		return false // declared only, or a form plasmd does not traverse
 	}
