@@ -48,6 +48,8 @@ func TestPlasmFormsThroughServer(t *testing.T) {
 			io.WriteString(w, `8863`)
 		case "POST /v1/n1:archive":
 			w.WriteHeader(http.StatusNoContent)
+		case "PATCH /v1/notes/n1":
+			fmt.Fprintf(w, `{"id":"n1","title":%q}`, strings.TrimSuffix(strings.TrimPrefix(string(body), `{"title":"`), `"}`))
 		default:
 			http.NotFound(w, r)
 		}
@@ -80,6 +82,7 @@ func TestPlasmFormsThroughServer(t *testing.T) {
 		{`Me[uid,login]`, []string{"uid=u-7,login=ann"}, []string{"GET /v1/me"}},
 		{`MaxNote`, []string{"id=8863"}, []string{"GET /v1/maxnote.json"}},
 		{`Note("n1").archive()`, nil, []string{`POST /v1/n1:archive {"tags":["archived","n1"]}`}},
+		{`Note("n1").retitle()[id,title]`, []string{"id=n1,title=Re: first"}, []string{"GET /v1/notes/n1", `PATCH /v1/notes/n1 {"title":"Re: first"}`}},
 	}
 	for _, tt := range tests {
 		mu.Lock()

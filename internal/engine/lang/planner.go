@@ -1035,7 +1035,10 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		if err != nil {
 			return c, err
 		}
-		args, supplied, n.ArgRefs = ka, sup, refs
+		if n.ArgRefs, err = p.preflight(c, mc, ka, refs, st.p); err != nil {
+			return c, err
+		}
+		args, supplied = ka, sup
 	default:
 		f := idField(c.ent.e)
 		if f == "" {
@@ -1043,6 +1046,9 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		}
 		if err := p.needField(c, f, st.p, label); err != nil {
 			return c, err
+		}
+		if len(mc.Preflight) > 0 {
+			return c, errAt(st.p, abi.CodeType, label+" reads its target row first (a preflight get), so it runs on one row at a time", c.ent.name+`("id").`+label+"(…)")
 		}
 		v := idVar(c.ent, mc, f)
 		n.Input, n.ForEach, n.Many = c.node, &plan.Bind{Var: v, Field: f}, c.many

@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"slices"
+
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
@@ -37,4 +39,41 @@ func (p *planner) fetchSingleton(c cur, sc *catalog.Capability) (cur, *abi.Error
 func idBound(cat *catalog.Catalog, cp *catalog.Capability, name string, supplied map[string]bool) bool {
 	m := cat.Mappings[cp.Name]
 	return m != nil && m.IDVar == name && supplied["id"]
+}
+
+// preflight plans a capability's hydrate_invoke_target steps: a get of the
+// target row with the same keys, whose fields the call receives as
+// <prefix>_<field> variables. It returns the call's argument references:
+// the keys' own, then one per field of each preflight row.
+func (p *planner) preflight(c cur, mc *catalog.Capability, keys map[string]any, keyRefs []plan.ArgRef, at pos) ([]plan.ArgRef, *abi.Error) {
+	refs := keyRefs
+	for _, step := range mc.Preflight {
+		gc := c.ent.cat.Capabilities[step.Get]
+		if gc == nil || gc.Unavailable != "" {
+			return nil, errAt(at, abi.CodeCatalog, mc.Name+" reads its target with "+step.Get+", which cannot run here", "")
+		}
+		ge := c.ent
+		if gc.Entity != c.ent.name {
+			ge = ent{cat: c.ent.cat, e: c.ent.cat.Entities[gc.Entity], name: gc.Entity}
+			if ge.e == nil {
+				return nil, errAt(at, abi.CodeCatalog, step.Get+" reads unknown entity "+gc.Entity, "")
+			}
+		}
+		g := baseNode(plan.OpFetch, ge)
+		g.Kind, g.Capability, g.ArgRefs = gc.Kind, gc.Name, slices.Clone(keyRefs)
+		if len(keys) > 0 {
+			g.Args = make(map[string]any, len(keys))
+			for k, v := range keys {
+				g.Args[k] = v
+			}
+		}
+		id, err := p.add(g, at)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range g.Columns {
+			refs = append(refs, plan.ArgRef{Var: step.Prefix + "_" + f, Node: id, Field: f})
+		}
+	}
+	return refs, nil
 }

@@ -137,6 +137,8 @@ type Capability struct {
 	// OpenInput accepts input fields beyond Parameters (Plasm's
 	// input_schema with additional_fields: true).
 	OpenInput bool `json:"open_input,omitempty"`
+	// Preflight are steps run before the call (see plasm.go).
+	Preflight []PreflightStep `json:"preflight,omitempty"`
 	// ScopeAggregateKeyPolicy is Plasm's policy for compound scope keys.
 	ScopeAggregateKeyPolicy string `json:"scope_aggregate_key_policy,omitempty"`
 	// Unavailable, when set, is why plasmd cannot execute this capability

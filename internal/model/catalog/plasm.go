@@ -78,3 +78,15 @@ type Preprocess struct {
 	FromEach    string   `json:"from_each,omitempty"`
 	Field       string   `json:"field,omitempty"`
 }
+
+// PreHydrateTarget is the preflight step plasmd runs: read the target row
+// with the Get capability first and give the call its fields as
+// <Prefix>_<field> variables (a reply reads parent_threadId).
+const PreHydrateTarget = "hydrate_invoke_target"
+
+// PreflightStep is one of Plasm's preflight steps.
+type PreflightStep struct {
+	Kind   string `json:"kind"`
+	Get    string `json:"get,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+}

@@ -275,6 +275,7 @@ func (l *loader) parsePreflight(p *parser, ctx string, n *yaml.Node, cp *catalog
 		p.errorf(n, "%s: expected a list of steps, got %s", ctx, describe(n))
 		return
 	}
+	why := ""
 	for i, c := range n.Content {
 		so := p.object(index(ctx, i), c, c, nil)
 		if so == nil {
@@ -285,6 +286,11 @@ func (l *loader) parsePreflight(p *parser, ctx string, n *yaml.Node, cp *catalog
 			continue
 		}
 		so.check(preflightKeys[kind], "for kind "+kind)
+		if kind == catalog.PreHydrateTarget {
+			cp.Preflight = append(cp.Preflight, catalog.PreflightStep{Kind: kind, Get: so.name("get"), Prefix: so.name("prefix")})
+		} else {
+			why = kind
+		}
 		for _, k := range []string{"get", "query", "lookup"} {
 			if !so.has(k) {
 				continue
@@ -297,7 +303,12 @@ func (l *loader) parsePreflight(p *parser, ctx string, n *yaml.Node, cp *catalog
 			})
 		}
 	}
-	cp.Unavailable = "preflight (a get run first to fill parent_* variables) is not executed by plasmd"
+	if why != "" {
+		cp.Unavailable = "preflight step " + why + " is not run by plasmd (only hydrate_invoke_target is)"
+	}
+	if cp.Kind == catalog.KindCreate && len(cp.Preflight) > 0 {
+		cp.Preflight = nil // Plasm skips hydrate_invoke_target for create: there is no target yet
+	}
 }
 
 // parseDomainExtras reads Plasm's top-level oauth:, views: and

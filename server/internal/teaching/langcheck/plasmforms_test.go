@@ -1,6 +1,8 @@
 package langcheck_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +63,10 @@ func (b *notesBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `8863`)
 	case "POST /v1/n1:archive":
 		w.WriteHeader(http.StatusNoContent)
+	case "PATCH /v1/notes/n1":
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		fmt.Fprintf(w, `{"id":"n1","title":%q}`, in["title"])
 	default:
 		http.NotFound(w, r)
 	}
@@ -78,7 +84,7 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 		t.Errorf("warnings: %v", loaded.Warnings)
 	}
 	cat := loaded.Catalog
-	for name, want := range map[string]string{"digest_query": "transport view", "note_reply": "preflight"} {
+	for name, want := range map[string]string{"digest_query": "transport view", "note_reply": "gmail_rfc5322"} {
 		if !strings.Contains(cat.Capabilities[name].Unavailable, want) {
 			t.Errorf("%s: unavailable = %q, want it to mention %q", name, cat.Capabilities[name].Unavailable, want)
 		}
@@ -92,7 +98,7 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 	cats := map[string]*catalog.Catalog{cat.EntryID: cat}
 
 	m := &symbol.Map{}
-	w, err := teaching.Expose(m, teaching.Exposure{}, teaching.Request{Catalogs: cats, Intent: "archive notes",
+	w, err := teaching.Expose(m, teaching.Exposure{}, teaching.Request{Catalogs: cats, Intent: "archive and retitle notes",
 		Seeds: []teaching.Seed{{EntryID: "plasmforms", Entity: "Note"}, {EntryID: "plasmforms", Entity: "Me"}, {EntryID: "plasmforms", Entity: "MaxNote"}, {EntryID: "plasmforms", Entity: "Digest"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +152,9 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 			[][]any{{int64(8863)}}, []string{"GET /v1/maxnote.json"}},
 		{"action with elements and a suffixed path variable", sym("Note") + `("n1").` + m.MethodSym("plasmforms", "Note", "note_archive") + `()`,
 			nil, []string{`POST /v1/n1:archive {"tags":["archived","n1"]}`}},
+		{"update with a preflight read of its target", sym("Note") + `("n1").` + m.MethodSym("plasmforms", "Note", "note_retitle") + `()`,
+			[][]any{{"n1", "first", nil, nil, nil, nil}, {"n1", "Re: first", nil, nil, nil, nil}},
+			[]string{"GET /v1/notes/n1", `PATCH /v1/notes/n1 {"title":"Re: first"}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,11 +166,26 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 				t.Fatalf("plan %q: %v (hint %s)", tt.program, aerr, aerr.Hint)
 			}
 			var got [][]any
+			tables := map[int]abi.Table{}
 			for _, n := range p.Nodes {
 				if n.Capability == "" {
 					continue
 				}
-				got = append(got, run(t, cat, n)...)
+				vars := map[string]any{}
+				for k, v := range n.Args {
+					vars[k] = v
+				}
+				for _, ref := range n.ArgRefs {
+					src := tables[ref.Node]
+					if len(src.Rows) != 1 || src.Col(ref.Field) < 0 {
+						t.Fatalf("argument %s: node %d has %d rows", ref.Var, ref.Node, len(src.Rows))
+					}
+					vars[ref.Var] = src.Rows[0][src.Col(ref.Field)]
+				}
+				n.Args = vars
+				tbl := run(t, cat, n)
+				tables[n.ID] = tbl
+				got = append(got, tbl.Rows...)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("rows:\n got %#v\nwant %#v", got, tt.want)
@@ -185,9 +209,9 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 }
 
 // run compiles one plan node, sends it and decodes every page.
-func run(t *testing.T, cat *catalog.Catalog, n plan.Node) [][]any {
+func run(t *testing.T, cat *catalog.Catalog, n plan.Node) abi.Table {
 	t.Helper()
-	var rows [][]any
+	var out abi.Table
 	var page map[string]any
 	for i := 0; i < 5; i++ {
 		req, cerr := cml.Compile(cat, &abi.CompileRequest{EntryID: cat.EntryID, Capability: n.Capability, Vars: n.Args, Page: page})
@@ -207,16 +231,17 @@ func run(t *testing.T, cat *catalog.Catalog, n plan.Node) [][]any {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		out, derr := decode.Decode(cat, &abi.DecodeRequest{EntryID: cat.EntryID, Capability: n.Capability, Status: resp.StatusCode, Page: req.Page, RequestURL: req.URL}, body)
+		dec, derr := decode.Decode(cat, &abi.DecodeRequest{EntryID: cat.EntryID, Capability: n.Capability, Status: resp.StatusCode, Page: req.Page, RequestURL: req.URL}, body)
 		if derr != nil {
 			t.Fatalf("decode %s: %v (body %s)", n.Capability, derr, body)
 		}
-		rows = append(rows, out.Table.Rows...)
-		if out.Next == nil {
-			return rows
+		out.Columns = dec.Table.Columns
+		out.Rows = append(out.Rows, dec.Table.Rows...)
+		if dec.Next == nil {
+			return out
 		}
-		page = out.Next
+		page = dec.Next
 	}
 	t.Fatalf("%s: more than 5 pages", n.Capability)
-	return nil
+	return out
 }
