@@ -56,6 +56,7 @@ func Compile(cat *catalog.Catalog, req *abi.CompileRequest) (*abi.CompiledReques
 			Message: fmt.Sprintf("compile %s: not executable here: %s", cp.Name, cp.Unavailable)}
 	}
 	req = withIDVar(m, req)
+	req = withInput(cp, m, req)
 	req, aerr := splatScope(cat, cp, req)
 	if aerr != nil {
 		return nil, aerr

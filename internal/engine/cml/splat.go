@@ -88,3 +88,31 @@ func compoundKeys(v any, target *catalog.Entity) (map[string]any, bool) {
 	}
 	return nil, false
 }
+
+// withInput gives a mutation the variable "input": Plasm's whole input
+// object, every argument of the call except the row's id, for mappings
+// that send it as the body ({type: var, name: input}). A call that sets
+// input itself keeps its value.
+func withInput(cp *catalog.Capability, m *catalog.Mapping, req *abi.CompileRequest) *abi.CompileRequest {
+	switch cp.Kind {
+	case catalog.KindCreate, catalog.KindUpdate, catalog.KindAction:
+	default:
+		return req
+	}
+	if _, has := req.Vars["input"]; has || cp.Param("input") != nil {
+		return req // the call's own input, or a parameter of that name
+	}
+	input := make(map[string]any, len(req.Vars))
+	for k, v := range req.Vars {
+		if k != "id" && k != m.IDVar {
+			input[k] = v
+		}
+	}
+	out := *req
+	out.Vars = make(map[string]any, len(req.Vars)+1)
+	for k, v := range req.Vars {
+		out.Vars[k] = v
+	}
+	out.Vars["input"] = input
+	return &out
+}

@@ -1061,7 +1061,7 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		}
 		k := a.key.text
 		prm := mc.Param(k)
-		if prm == nil {
+		if prm == nil && !mc.OpenInput {
 			return c, errAt(a.key.p, abi.CodeUnknownField, c.ent.name+"."+label+" has no parameter "+a.key.raw, listHint(k, "parameters of "+label, paramNames(mc)))
 		}
 		if supplied[k] {
@@ -1084,10 +1084,12 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 			n.ArgRefs = append(n.ArgRefs, *ref)
 			continue
 		}
-		if err := p.checkValue(c.ent.cat, prm.ValueRef, lit, a.val.p, k); err != nil {
-			return c, err
+		if prm != nil {
+			if err := p.checkValue(c.ent.cat, prm.ValueRef, lit, a.val.p, k); err != nil {
+				return c, err
+			}
 		}
-		args[k] = lit
+		args[k] = lit // an undeclared name is an open input's extra field
 	}
 	var missing, optional []string
 	for _, pr := range mc.Parameters {

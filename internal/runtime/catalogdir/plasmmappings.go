@@ -207,3 +207,23 @@ func (p *parser) preprocess(ctx string, at, n *yaml.Node) *catalog.Preprocess {
 	}
 	return pp
 }
+
+// plasmVars are the variables Plasm's forms add to a capability's
+// environment: "input" (the call's whole input object), the key vars a
+// compound scope spreads into, and <prefix>_<field> for each field a
+// preflight reads.
+func (l *loader) plasmVars(cp *catalog.Capability) []string {
+	out := append([]string{"input"}, l.splatVars(cp)...)
+	for _, step := range cp.Preflight {
+		g := l.cat.Capabilities[step.Get]
+		if g == nil {
+			continue
+		}
+		if e := l.cat.Entities[g.Entity]; e != nil {
+			for _, f := range e.FieldOrder {
+				out = append(out, step.Prefix+"_"+f)
+			}
+		}
+	}
+	return out
+}

@@ -63,6 +63,8 @@ func (b *notesBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `8863`)
 	case "POST /v1/n1:archive":
 		w.WriteHeader(http.StatusNoContent)
+	case "POST /v1/notes":
+		w.Write(append(append([]byte(`{"id":"n9","meta":`), body...), '}'))
 	case "PATCH /v1/notes/n1":
 		var in map[string]any
 		_ = json.Unmarshal(body, &in)
@@ -98,7 +100,7 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 	cats := map[string]*catalog.Catalog{cat.EntryID: cat}
 
 	m := &symbol.Map{}
-	w, err := teaching.Expose(m, teaching.Exposure{}, teaching.Request{Catalogs: cats, Intent: "archive and retitle notes",
+	w, err := teaching.Expose(m, teaching.Exposure{}, teaching.Request{Catalogs: cats, Intent: "archive, import and retitle notes",
 		Seeds: []teaching.Seed{{EntryID: "plasmforms", Entity: "Note"}, {EntryID: "plasmforms", Entity: "Me"}, {EntryID: "plasmforms", Entity: "MaxNote"}, {EntryID: "plasmforms", Entity: "Digest"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +154,9 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 			[][]any{{int64(8863)}}, []string{"GET /v1/maxnote.json"}},
 		{"action with elements and a suffixed path variable", sym("Note") + `("n1").` + m.MethodSym("plasmforms", "Note", "note_archive") + `()`,
 			nil, []string{`POST /v1/n1:archive {"tags":["archived","n1"]}`}},
+		{"create with an open input sent whole", sym("Note") + `.` + m.MethodSym("plasmforms", "Note", "note_import") + `(title="x", color="red")`,
+			[][]any{{"n9", nil, map[string]any{"color": "red", "title": "x"}, nil, nil, nil}},
+			[]string{`POST /v1/notes {"color":"red","title":"x"}`}},
 		{"update with a preflight read of its target", sym("Note") + `("n1").` + m.MethodSym("plasmforms", "Note", "note_retitle") + `()`,
 			[][]any{{"n1", "first", nil, nil, nil, nil}, {"n1", "Re: first", nil, nil, nil, nil}},
 			[]string{"GET /v1/notes/n1", `PATCH /v1/notes/n1 {"title":"Re: first"}`}},
