@@ -52,7 +52,10 @@ func (l *loader) checkExprVars(p *parser, name string, o *object) {
 		}
 		budget := maxVarNodes
 		walkVars(n, &budget, func(v *yaml.Node) {
-			if v.Value == "" || slices.Contains(known, v.Value) {
+			// plasm_execute_* are set by Plasm's own host (session id,
+			// prompt hash); plasmd leaves them empty, as a catalog expects
+			// outside that host.
+			if v.Value == "" || slices.Contains(known, v.Value) || strings.HasPrefix(v.Value, "plasm_execute_") {
 				return
 			}
 			hint := p.suggest(v.Value, known)
