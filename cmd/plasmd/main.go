@@ -3,7 +3,7 @@
 //
 //	plasmd serve [--demo] [--catalogs DIR]… [--addr 127.0.0.1:8787] [--tenants FILE]
 //	plasmd stdio [--demo] [--catalogs DIR]… [--tenant ID] [--tenants FILE]
-//	plasmd catalog check DIR|FILE…
+//	plasmd catalog check [--json] DIR|FILE…
 //	plasmd run [--demo] [--catalogs DIR]… --seed api:Entity… [--plan] PROGRAM|-
 //	plasmd module check FILE.wasm…
 //	plasmd version
@@ -38,7 +38,8 @@ Usage:
   plasmd stdio   [flags]        serve MCP over stdin/stdout
   plasmd run --seed api:Entity… PROGRAM
                                 open a session and run one program (--plan: dry run)
-  plasmd catalog check PATH…    validate catalog directories or .cgs.yaml files
+  plasmd catalog check [--json] PATH…
+                                validate catalog directories or .cgs.yaml files
   plasmd module check FILE.wasm inspect a vendor module: exports, ABI version, sha256, problems
   plasmd version
 
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return stdio(args[1:], stderr)
 	case "catalog":
 		if len(args) < 2 || args[1] != "check" {
-			fmt.Fprintln(stderr, "usage: plasmd catalog check PATH…")
+			fmt.Fprintln(stderr, "usage: plasmd catalog check [--json] PATH…")
 			return 2
 		}
 		return checkCatalogs(args[2:], stdout, stderr)
@@ -296,29 +297,6 @@ func stdio(args []string, stderr io.Writer) int {
 	}
 	if err := app.ServeStdio(ctx, &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(stderr, "plasmd:", err)
-		return 1
-	}
-	return 0
-}
-
-func checkCatalogs(paths []string, stdout, stderr io.Writer) int {
-	if len(paths) == 0 {
-		fmt.Fprintln(stderr, "usage: plasmd catalog check PATH…")
-		return 2
-	}
-	failed := false
-	for _, p := range paths {
-		cats, err := loadCatalogs(p)
-		if err != nil {
-			failed = true
-			fmt.Fprintln(stderr, err)
-			continue
-		}
-		for _, c := range cats {
-			fmt.Fprintf(stdout, "ok  %s  %d entities, %d capabilities  sha256:%s\n", c.EntryID, len(c.Entities), len(c.Capabilities), c.Digest)
-		}
-	}
-	if failed {
 		return 1
 	}
 	return 0

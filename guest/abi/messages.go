@@ -43,10 +43,16 @@ type CompileRequest struct {
 // AuthDirective tells the host how to inject credentials. The guest names
 // secrets; only the host resolves them.
 type AuthDirective struct {
-	Scheme string `json:"scheme"` // bearer_token api_key_header api_key_query
+	Scheme string `json:"scheme"` // bearer_token api_key_header api_key_query oauth2_client_credentials
 	Header string `json:"header,omitempty"`
 	Param  string `json:"param,omitempty"`
 	Secret string `json:"secret"`
+	// For oauth2_client_credentials: the host exchanges the client id and
+	// secret (Secret) at TokenURL, which must be a declared origin, and
+	// sends the access token as a bearer. The guest never sees the token.
+	TokenURL string   `json:"token_url,omitempty"`
+	ClientID string   `json:"client_id,omitempty"` // secret name
+	Scopes   []string `json:"scopes,omitempty"`
 }
 
 // CompiledRequest is a backend request for the host to send.
@@ -80,6 +86,9 @@ type DecodeRequest struct {
 	// (guest/tape) rather than raw JSON, and asks for a tape answer:
 	// frame(DecodeTapeHeader, tape table) instead of a JSON DecodeResponse.
 	Tape bool `json:"tape,omitempty"`
+	// Vars are the call's variables, for response rules that read one
+	// (Plasm's array_find_pluck).
+	Vars map[string]any `json:"vars,omitempty"`
 }
 
 // DecodeTapeHeader is the header of a tape answer to ExportDecode; the

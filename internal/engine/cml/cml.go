@@ -51,6 +51,16 @@ func Compile(cat *catalog.Catalog, req *abi.CompileRequest) (*abi.CompiledReques
 		return nil, &abi.Error{Code: abi.CodeCompile,
 			Message: fmt.Sprintf("capability %q has no mapping in catalog %q", req.Capability, cat.EntryID)}
 	}
+	if cp.Unavailable != "" {
+		return nil, &abi.Error{Code: abi.CodeCompile,
+			Message: fmt.Sprintf("compile %s: not executable here: %s", cp.Name, cp.Unavailable)}
+	}
+	req = withIDVar(m, req)
+	req = withInput(cp, m, req)
+	req, aerr := splatScope(cat, cp, req)
+	if aerr != nil {
+		return nil, aerr
+	}
 	c := &compiler{cat: cat, cp: cp, m: m, req: req}
 	out, err := c.compile()
 	if err != nil {
@@ -217,6 +227,7 @@ func (c *compiler) buildURL(base, baseQuery string, state map[string]any, loc st
 				return "", c.fail(c.pathHint(seg.Name), "path variable %q is empty", seg.Name)
 			}
 			b.WriteString(pathSegment(s))
+			b.WriteString(url.PathEscape(seg.Suffix))
 		default:
 			return "", c.fail("", "unknown path segment type %q", seg.Type)
 		}
@@ -352,6 +363,18 @@ func (c *compiler) placeInBody(v any, transport string, state map[string]any) (a
 	if !ok {
 		return nil, c.fail("", "pagination location body needs an object body, got %s", kindOf(v))
 	}
+	if mp := c.m.Pagination.BodyMergePath; len(mp) > 0 {
+		// Plasm's body_merge_path names the nested object the page
+		// parameters go into (GraphQL variables.o.paginate).
+		return placeAt(body, mp, func(t object) object {
+			for _, name := range ParamNames(c.m.Pagination) {
+				if pv, ok := state[name]; ok && pv != nil {
+					t = t.with(name, pv)
+				}
+			}
+			return t
+		}, c)
+	}
 	target := body
 	if transport == TransportGraphQL {
 		vars, present := body.get("variables")
@@ -441,11 +464,16 @@ func (c *compiler) auth() (*abi.AuthDirective, error) {
 	switch a.Scheme {
 	case "", "none":
 		return nil, nil
-	case "bearer_token":
+	case "bearer_token", "oauth_bearer":
+		if a.Env == "" && a.OptionalEnv {
+			return nil, nil // a public call; the token is optional
+		}
 		if err := need("env", a.Env); err != nil {
 			return nil, err
 		}
-		return &abi.AuthDirective{Scheme: a.Scheme, Secret: a.Env}, nil
+		// An OAuth bearer is sent like any bearer token; the tenant's
+		// secret holds the access token.
+		return &abi.AuthDirective{Scheme: "bearer_token", Secret: a.Env}, nil
 	case "api_key_header":
 		if err := need("header", a.Header); err != nil {
 			return nil, err
@@ -463,7 +491,12 @@ func (c *compiler) auth() (*abi.AuthDirective, error) {
 		}
 		return &abi.AuthDirective{Scheme: a.Scheme, Param: a.Param, Secret: a.Env}, nil
 	case "oauth2_client_credentials":
-		return nil, c.fail("", "auth scheme oauth2_client_credentials is not supported yet")
+		for _, f := range [][2]string{{"token_url", a.TokenURL}, {"client_id_env", a.ClientIDEnv}, {"client_secret_env", a.ClientSecretEnv}} {
+			if err := need(f[0], f[1]); err != nil {
+				return nil, err
+			}
+		}
+		return &abi.AuthDirective{Scheme: a.Scheme, TokenURL: a.TokenURL, ClientID: a.ClientIDEnv, Secret: a.ClientSecretEnv, Scopes: a.Scopes}, nil
 	}
 	return nil, c.fail("", "unknown auth scheme %q", a.Scheme)
 }
@@ -480,4 +513,44 @@ func pathSegment(s string) string {
 		return "%2E%2E"
 	}
 	return url.PathEscape(s)
+}
+
+// withIDVar gives a mapping's id variable (a single path variable not named
+// id) the call's id when it has no value of its own, on a copy of req.
+func withIDVar(m *catalog.Mapping, req *abi.CompileRequest) *abi.CompileRequest {
+	if m.IDVar == "" || req.Vars == nil {
+		return req
+	}
+	id, ok := req.Vars["id"]
+	if _, has := req.Vars[m.IDVar]; has || !ok {
+		return req
+	}
+	cp := *req
+	cp.Vars = make(map[string]any, len(req.Vars)+1)
+	for k, v := range req.Vars {
+		cp.Vars[k] = v
+	}
+	cp.Vars[m.IDVar] = id
+	return &cp
+}
+
+// placeAt applies put to the object at path inside o, creating missing
+// objects on the way, and returns o with the result in place.
+func placeAt(o object, path []string, put func(object) object, c *compiler) (object, error) {
+	if len(path) == 0 {
+		return put(o), nil
+	}
+	child, present := o.get(path[0])
+	if !present || child == nil {
+		child = object{}
+	}
+	co, ok := asObject(child)
+	if !ok {
+		return nil, c.fail("", "pagination body_merge_path: %q holds %s, not an object", path[0], kindOf(child))
+	}
+	nc, err := placeAt(co, path[1:], put, c)
+	if err != nil {
+		return nil, err
+	}
+	return o.with(path[0], nc), nil
 }

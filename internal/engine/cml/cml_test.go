@@ -377,10 +377,16 @@ var compileCases = []compileCase{
 		auth: catalog.Auth{Scheme: "none"},
 	},
 	{
-		name:    "auth_oauth2",
+		name:    "auth_oauth2_incomplete",
 		m:       &catalog.Mapping{},
 		auth:    catalog.Auth{Scheme: "oauth2_client_credentials", TokenURL: "https://auth.example.com/token"},
-		errCode: abi.CodeCompile, errText: "not supported yet",
+		errCode: abi.CodeCompile, errText: "needs client_id_env",
+	},
+	{
+		name:     "auth_oauth2",
+		m:        &catalog.Mapping{},
+		auth:     catalog.Auth{Scheme: "oauth2_client_credentials", TokenURL: "https://auth.example.com/token", ClientIDEnv: "CID", ClientSecretEnv: "CSECRET", Scopes: []string{"read"}},
+		wantAuth: &abi.AuthDirective{Scheme: "oauth2_client_credentials", TokenURL: "https://auth.example.com/token", ClientID: "CID", Secret: "CSECRET", Scopes: []string{"read"}},
 	},
 	{
 		name:    "auth_header_without_env",

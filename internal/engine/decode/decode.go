@@ -111,12 +111,12 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		return out, nil
 	}
 
-	if d.req.Tape {
+	if d.req.Tape && !needsTree(ent, d.m) {
 		// The host tokenised a valid JSON body (guest/tape); reading it
 		// through a view builds only the values the rows need.
 		return d.decodeTape(out, ent, cols, rel, body)
 	}
-	doc, err := parseJSON(body)
+	doc, err := d.tree(body)
 	if err != nil {
 		return nil, d.fail("", "%v", err)
 	}
@@ -125,7 +125,11 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 			return nil, d.fail("", "graphql error: %s", msg)
 		}
 	}
+	doc = preprocess(doc, d.m.Response, d.req.Vars)
 	items, err := selectItems(doc, d.m.Response)
+	if wrapsScalar(doc, d.m.Response) {
+		items, err = []any{doc}, nil // Plasm's wrap_root_scalar
+	}
 	if err != nil {
 		return nil, d.fail("check the mapping's response shape", "%v", err)
 	}
@@ -140,6 +144,9 @@ func (d *decoder) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 			continue
 		}
 		obj, ok := it.(map[string]any)
+		if !ok {
+			obj, ok = scalarRow(ent, it)
+		}
 		if !ok {
 			return nil, d.fail("check the mapping's response shape", "row %d is %s, not an object", i, kindOf(it))
 		}
@@ -178,6 +185,12 @@ func (d *decoder) row(ent *catalog.Entity, cols []string, obj map[string]any) []
 			path = f.WirePath()
 		}
 		v, ok := walk(obj, path)
+		if f != nil && f.Derive != nil {
+			if f.WholeRow {
+				v, ok = obj, true
+			}
+			v = derive(f.Derive, v)
+		}
 		if !ok || v == nil {
 			continue
 		}

@@ -118,8 +118,15 @@ var decodeCases = []decodeCase{
 	{
 		name:    "item_not_object",
 		cap:     "pokemon_list",
-		body:    `[{"id":1},"two"]`,
-		errCode: abi.CodeDecode, errText: "row 1 is a string, not an object",
+		body:    `[{"id":1},true]`,
+		errCode: abi.CodeDecode, errText: "row 1 is a boolean, not an object",
+	}, {
+		// Plasm reads a bare string or number item as a row holding only
+		// the id (feeds of ids such as Hacker News' topstories).
+		name: "scalar_id_rows",
+		cap:  "pokemon_list",
+		body: `[{"id":1},2,"3"]`,
+		rows: [][]any{{int64(1), nil, nil, nil, nil, nil, nil}, {int64(2), nil, nil, nil, nil, nil, nil}, {"3", nil, nil, nil, nil, nil, nil}},
 	},
 	{
 		name: "graphql_nodes_with_next_cursor",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/engine/cml"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // next computes the state of the page after this one, or nil when the
@@ -68,12 +69,8 @@ func (d *decoder) next(get func(path []string) (any, bool), items int) (map[stri
 		next[cml.NextURLKey] = u
 		return next, nil
 	case cml.LocResponseNextURL:
-		for _, name := range names {
-			pp := p.Params[name]
-			if pp.FromResponse == "" {
-				continue
-			}
-			v, _ := get(d.prefixed(pp.FromResponse))
+		for _, field := range nextURLFields(p, names) {
+			v, _ := get(d.prefixed(field))
 			s, _ := v.(string)
 			if s == "" {
 				return nil, nil
@@ -353,4 +350,19 @@ func toInt64(v any) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// nextURLFields lists where a next-page URL may be: the declared
+// response_next_url_field, then from_response parameters.
+func nextURLFields(p *catalog.Pagination, names []string) []string {
+	fields := make([]string, 0, 1)
+	if p.NextURLField != "" {
+		fields = append(fields, p.NextURLField)
+	}
+	for _, name := range names {
+		if pp := p.Params[name]; pp.FromResponse != "" {
+			fields = append(fields, pp.FromResponse)
+		}
+	}
+	return fields
 }

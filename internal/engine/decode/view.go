@@ -63,6 +63,12 @@ func (d *decoder) decodeTape(out *abi.DecodeResponse, ent *catalog.Entity, cols 
 			continue
 		case tape.KindObject:
 		default:
+			if v, err := it.Value(); err == nil {
+				if obj, ok := scalarRow(ent, v); ok {
+					out.Table.Rows = append(out.Table.Rows, d.row(ent, cols, obj))
+					continue
+				}
+			}
 			return nil, d.fail("check the mapping's response shape", "row %d is %s, not an object", i, viewKind(it))
 		}
 		row, err := rp.row(it, i+1)

@@ -163,8 +163,13 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 		}
 		h.Capability = gc.Name
 		h.Binds = append(h.Binds, plan.Bind{Var: idVar(c.ent, gc, pid), Field: pid})
+	case "":
+		// Declared for documentation (Plasm's unavailable relation): the
+		// catalog says what it links to, not how to fetch it.
+		return nil, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" is declared but not traversable: the catalog gives no materialize for it",
+			"query "+rel.Target+" directly instead: "+p.listHowTo(ent{cat: c.ent.cat, e: c.ent.cat.Entities[rel.Target], name: rel.Target}))
 	default:
-		return nil, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has unknown materialization "+rel.Materialize.Kind, "")
+		return nil, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has materialization "+rel.Materialize.Kind+", which plasmd does not traverse", "")
 	}
 	return h, nil
 }
@@ -215,7 +220,10 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		if err != nil {
 			return c, err
 		}
-		args, supplied, n.ArgRefs = ka, sup, refs
+		if n.ArgRefs, err = p.preflight(c, mc, ka, refs, st.p); err != nil {
+			return c, err
+		}
+		args, supplied = ka, sup
 	default:
 		f := idField(c.ent.e)
 		if f == "" {
@@ -223,6 +231,9 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		}
 		if err := p.needField(c, f, st.p, label); err != nil {
 			return c, err
+		}
+		if len(mc.Preflight) > 0 {
+			return c, errAt(st.p, abi.CodeType, label+" reads its target row first (a preflight get), so it runs on one row at a time", c.ent.name+`("id").`+label+"(…)")
 		}
 		v := idVar(c.ent, mc, f)
 		n.Input, n.ForEach, n.Many = c.node, &plan.Bind{Var: v, Field: f}, c.many
@@ -234,7 +245,7 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 	var missing, optional []string
 	for _, pr := range mc.Parameters {
 		switch {
-		case pr.Required && !supplied[pr.Name]:
+		case pr.Required && !supplied[pr.Name] && !idBound(c.ent.cat, mc, pr.Name, supplied):
 			missing = append(missing, pr.Name)
 		case !pr.Required:
 			optional = append(optional, pr.Name)
@@ -301,7 +312,7 @@ func (p *planner) callArgs(n *plan.Node, c cur, mc *catalog.Capability, st *step
 		}
 		k := a.key.text
 		prm := mc.Param(k)
-		if prm == nil {
+		if prm == nil && !mc.OpenInput {
 			return errAt(a.key.p, abi.CodeUnknownField, c.ent.name+"."+label+" has no parameter "+a.key.raw, listHint(k, "parameters of "+label, paramNames(mc)))
 		}
 		if supplied[k] {
@@ -324,10 +335,12 @@ func (p *planner) callArgs(n *plan.Node, c cur, mc *catalog.Capability, st *step
 			n.ArgRefs = append(n.ArgRefs, *ref)
 			continue
 		}
-		if err := p.checkValue(c.ent.cat, prm.ValueRef, lit, a.val.p, k); err != nil {
-			return err
+		if prm != nil {
+			if err := p.checkValue(c.ent.cat, prm.ValueRef, lit, a.val.p, k); err != nil {
+				return err
+			}
 		}
-		args[k] = lit
+		args[k] = lit // an undeclared name is an open input's extra field
 	}
 	return nil
 }

@@ -269,6 +269,9 @@ func (p *planner) source(s *source) (cur, *abi.Error) {
 func (p *planner) materialize(c cur) (cur, *abi.Error) {
 	switch c.pend {
 	case pendAll:
+		if sc := singletonRead(c.ent); sc != nil {
+			return p.fetchSingleton(c, sc)
+		}
 		return p.read(c.ent, catalog.KindQuery, nil, nil, c.at)
 	case pendGet:
 		return p.fetchGet(c)

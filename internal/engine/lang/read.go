@@ -172,7 +172,7 @@ func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[
 func requireGet(x ent, gc *catalog.Capability, supplied map[string]bool, at pos) *abi.Error {
 	var missing []string
 	for _, pr := range gc.Parameters {
-		if pr.Required && !supplied[pr.Name] {
+		if pr.Required && !supplied[pr.Name] && !idBound(x.cat, gc, pr.Name, supplied) {
 			missing = append(missing, pr.Name)
 		}
 	}

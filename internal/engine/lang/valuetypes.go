@@ -62,6 +62,11 @@ func (p *planner) checkTypedDepth(cat *catalog.Catalog, dom *catalog.Value, v an
 		if target == nil || target.IDField == "" || target.Fields[target.IDField] == nil {
 			return nil
 		}
+		if len(target.KeyVars) > 1 {
+			// A compound key is named by its parts ("owner/repo" or an
+			// object); the compiler spreads and checks it (cml.splatScope).
+			return nil
+		}
 		idDom := cat.Values[target.Fields[target.IDField].ValueRef]
 		if idDom == nil {
 			return nil

@@ -20,6 +20,11 @@ type Catalog struct {
 	Capabilities    map[string]*Capability `json:"capabilities"`
 	Mappings        map[string]*Mapping    `json:"mappings"`
 	Module          *Module                `json:"module,omitempty"`
+	// Views are Plasm's composed read capabilities (see plasm.go).
+	Views map[string]*View `json:"views,omitempty"`
+	// OAuth is Plasm's oauth: block (provider and scope sets), kept for
+	// documentation and checks; plasmd never runs an interactive flow.
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// Digest is the sha256 (hex) of the catalog's source files, set by the loader.
 	Digest string `json:"digest,omitempty"`
 }
@@ -47,6 +52,14 @@ type Entity struct {
 	RelOrder    []string             `json:"relation_order,omitempty"`
 	Abstract    bool                 `json:"abstract,omitempty"`
 	PrimaryRead string               `json:"primary_read,omitempty"`
+	// IDFrom is the wire path of the row identity when it is not a
+	// top-level field (Plasm's id_from); IDField then names the id.
+	IDFrom []string `json:"id_from,omitempty"`
+	// Aliases are other names programs may use for the entity.
+	Aliases []string `json:"expression_aliases,omitempty"`
+	// Implicit marks an entity read without any id (Plasm's
+	// implicit_request_identity: the request itself is the identity).
+	Implicit bool `json:"implicit_request_identity,omitempty"`
 }
 
 // Field is one attribute of an entity.
@@ -56,6 +69,12 @@ type Field struct {
 	Required    bool     `json:"required,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Path        []string `json:"path,omitempty"` // JSON path in the wire object; nil means [Name]
+	// Derive computes the value from the JSON at Path (see plasm.go).
+	Derive *Derive `json:"derive,omitempty"`
+	// WholeRow makes Derive read the whole wire row (Plasm's path: []).
+	WholeRow bool `json:"whole_row,omitempty"`
+	// Presentation is Plasm's agent_presentation hint (default, reference_only, …).
+	Presentation string `json:"agent_presentation,omitempty"`
 }
 
 // Relation kinds of materialisation.
@@ -63,14 +82,17 @@ const (
 	FromParentGet       = "from_parent_get"
 	QueryScoped         = "query_scoped"
 	QueryScopedBindings = "query_scoped_bindings"
+	GetScopedBindings   = "get_scoped_bindings"
 )
 
 // Relation navigates from an entity to another.
 type Relation struct {
-	Name        string      `json:"name"`
-	Target      string      `json:"target"`
-	Cardinality string      `json:"cardinality"` // one | many
-	Description string      `json:"description,omitempty"`
+	Name        string `json:"name"`
+	Target      string `json:"target"`
+	Cardinality string `json:"cardinality"` // one | many
+	Description string `json:"description,omitempty"`
+	// Materialize.Kind is empty for a relation declared without one: it is
+	// described but not traversable (Plasm's "unavailable").
 	Materialize Materialize `json:"materialize"`
 }
 
@@ -80,7 +102,7 @@ type Materialize struct {
 	Path       []PathStep        `json:"path,omitempty"`       // from_parent_get
 	Capability string            `json:"capability,omitempty"` // query_scoped*
 	Param      string            `json:"param,omitempty"`      // query_scoped
-	Bindings   map[string]string `json:"bindings,omitempty"`   // query_scoped_bindings: param -> parent field
+	Bindings   map[string]string `json:"bindings,omitempty"`   // *_scoped_bindings: param -> parent field
 }
 
 // PathStep is one step into the parent's wire object: a key or a wildcard over an array.
@@ -98,6 +120,9 @@ const (
 	KindUpdate = "update"
 	KindDelete = "delete"
 	KindAction = "action"
+	// KindSingleton reads the one row of an entity that has no id
+	// (the current user, account settings).
+	KindSingleton = "singleton"
 )
 
 // Capability is one operation on an entity.
@@ -109,6 +134,17 @@ type Capability struct {
 	Parameters  []Parameter `json:"parameters,omitempty"`
 	Provides    []string    `json:"provides,omitempty"`
 	Output      *Output     `json:"output,omitempty"`
+	// OpenInput accepts input fields beyond Parameters (Plasm's
+	// input_schema with additional_fields: true).
+	OpenInput bool `json:"open_input,omitempty"`
+	// Preflight are steps run before the call (see plasm.go).
+	Preflight []PreflightStep `json:"preflight,omitempty"`
+	// ScopeAggregateKeyPolicy is Plasm's policy for compound scope keys.
+	ScopeAggregateKeyPolicy string `json:"scope_aggregate_key_policy,omitempty"`
+	// Unavailable, when set, is why plasmd cannot execute this capability
+	// (a view, an EVM transport, a preflight…). It is loaded and checked,
+	// shown by catalog check, and left out of teaching and planning.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Parameter roles.
@@ -123,10 +159,11 @@ const (
 
 // Parameter is one input of a capability.
 type Parameter struct {
-	Name     string `json:"name"`
-	ValueRef string `json:"value_ref"`
-	Required bool   `json:"required,omitempty"`
-	Role     string `json:"role,omitempty"` // empty means filter
+	Name        string `json:"name"`
+	ValueRef    string `json:"value_ref"`
+	Required    bool   `json:"required,omitempty"`
+	Role        string `json:"role,omitempty"` // empty means filter
+	Description string `json:"description,omitempty"`
 }
 
 // Output describes a capability that returns no rows.
@@ -138,7 +175,7 @@ type Output struct {
 // Auth is how requests authenticate. Secret names (Env, ClientIDEnv, …) are
 // resolved by the host only; the guest never sees a secret value.
 type Auth struct {
-	Scheme          string   `json:"scheme"` // none api_key_header api_key_query bearer_token oauth2_client_credentials
+	Scheme          string   `json:"scheme"` // none api_key_header api_key_query bearer_token oauth_bearer oauth2_client_credentials
 	Header          string   `json:"header,omitempty"`
 	Param           string   `json:"param,omitempty"`
 	Env             string   `json:"env,omitempty"`
@@ -146,6 +183,9 @@ type Auth struct {
 	ClientIDEnv     string   `json:"client_id_env,omitempty"`
 	ClientSecretEnv string   `json:"client_secret_env,omitempty"`
 	Scopes          []string `json:"scopes,omitempty"`
+	// OptionalEnv lets a bearer scheme run without a secret (a public
+	// endpoint that accepts an optional token).
+	OptionalEnv bool `json:"optional_env,omitempty"`
 }
 
 // Module pins a vendor Wasm module shipped with the catalog.
@@ -169,6 +209,10 @@ type Mapping struct {
 	Transport  string      `json:"transport,omitempty"`   // http graphql wasm
 	Response   *Response   `json:"response,omitempty"`
 	Pagination *Pagination `json:"pagination,omitempty"`
+	// IDVar is the path variable that binds the row id when a single-row
+	// capability's only path variable is not named id (Plasm's rule):
+	// the compiler gives it the id when the call has no value for it.
+	IDVar string `json:"id_var,omitempty"`
 }
 
 // Segment is one path segment: a literal or a variable.
@@ -176,6 +220,8 @@ type Segment struct {
 	Type  string `json:"type"` // literal | var
 	Value string `json:"value,omitempty"`
 	Name  string `json:"name,omitempty"`
+	// Suffix is appended to a variable with no "/" ({range}:clear).
+	Suffix string `json:"suffix,omitempty"`
 }
 
 // Response says where rows live in a response body. Shorthands are expanded
@@ -186,6 +232,10 @@ type Response struct {
 	Items        bool     `json:"items,omitempty"`
 	ItemsPath    []string `json:"items_path,omitempty"`
 	ItemInnerKey string   `json:"item_inner_key,omitempty"`
+	// WrapRootScalar makes a bare number or string body a one-row list.
+	WrapRootScalar bool `json:"wrap_root_scalar,omitempty"`
+	// Preprocess reshapes the body before rows are selected (plasm.go).
+	Preprocess *Preprocess `json:"response_preprocess,omitempty"`
 }
 
 // Pagination describes how a list continues.
@@ -195,6 +245,12 @@ type Pagination struct {
 	Location       string               `json:"location,omitempty"` // query body link_header response_next_url
 	ResponsePrefix []string             `json:"response_prefix,omitempty"`
 	StopWhen       *StopWhen            `json:"stop_when,omitempty"`
+	// BodyMergePath is where body-located page params are merged
+	// (GraphQL variables.page); nil means the body's top level.
+	BodyMergePath []string `json:"body_merge_path,omitempty"`
+	// NextURLField names the response field holding the next page's URL
+	// for location response_next_url.
+	NextURLField string `json:"response_next_url_field,omitempty"`
 }
 
 // PageParam is one paging parameter: exactly one of Counter, Fixed, FromResponse.

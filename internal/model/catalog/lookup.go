@@ -15,11 +15,12 @@ func MethodLabel(c *Capability) string {
 }
 
 // CapabilitiesOf returns the capabilities on entity, sorted by name so that
-// every caller sees the same order.
+// every caller sees the same order. Capabilities plasmd cannot execute
+// (Unavailable) are left out: they are neither taught nor planned.
 func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
 	var out []*Capability
 	for _, cp := range c.Capabilities {
-		if cp.Entity == entity {
+		if cp.Entity == entity && cp.Unavailable == "" {
 			out = append(out, cp)
 		}
 	}
@@ -41,7 +42,7 @@ func (c *Catalog) FirstOfKind(entity, kind string) *Capability {
 // primary_read when declared, else the first get.
 func (c *Catalog) GetCapability(entity string) *Capability {
 	if e := c.Entities[entity]; e != nil && e.PrimaryRead != "" {
-		if cp := c.Capabilities[e.PrimaryRead]; cp != nil {
+		if cp := c.Capabilities[e.PrimaryRead]; cp != nil && cp.Unavailable == "" {
 			return cp
 		}
 	}
@@ -71,7 +72,7 @@ func (c *Capability) Param(name string) *Parameter {
 // IsRead reports whether the capability only reads.
 func (c *Capability) IsRead() bool {
 	switch c.Kind {
-	case KindQuery, KindSearch, KindGet:
+	case KindQuery, KindSearch, KindGet, KindSingleton:
 		return true
 	}
 	return false

@@ -39,7 +39,9 @@ func (l *loader) checkAnswers(p *parser, name string, o *object) {
 func (l *loader) checkExprVars(p *parser, name string, o *object) {
 	cp := l.cat.Capabilities[name]
 	m := l.cat.Mappings[name]
-	if cp == nil || m == nil || m.Transport == "wasm" {
+	if cp == nil || m == nil || m.Transport == "wasm" || cp.OpenInput || cp.Unavailable != "" {
+		// An open input (Plasm's additional_fields) may set any variable;
+		// a capability plasmd cannot run sends nothing.
 		return
 	}
 	known := l.varsOf(cp, m)
@@ -50,14 +52,21 @@ func (l *loader) checkExprVars(p *parser, name string, o *object) {
 		}
 		budget := maxVarNodes
 		walkVars(n, &budget, func(v *yaml.Node) {
-			if v.Value == "" || slices.Contains(known, v.Value) {
+			// plasm_execute_* are set by Plasm's own host (session id,
+			// prompt hash); plasmd leaves them empty, as a catalog expects
+			// outside that host.
+			if v.Value == "" || slices.Contains(known, v.Value) || strings.HasPrefix(v.Value, "plasm_execute_") {
 				return
 			}
 			hint := p.suggest(v.Value, known)
+			report := p.errorf
 			if hint == "" {
+				// Not a misspelling: Plasm loads such a catalog too (an
+				// optional knob nobody declared), so it is a warning.
+				report = p.warnf
 				hint = fmt.Sprintf(" (a %s mapping may use %s)", cp.Kind, listUpTo(known, 10))
 			}
-			p.errorf(v, "%s: variable %q names no parameter of %s nor field of its entity, so it is always empty and the request goes out without it%s",
+			report(v, "%s: variable %q names no parameter of %s nor field of its entity, so it is always empty and the request goes out without it%s",
 				o.sub(k), v.Value, cp.Name, hint)
 		})
 	}
@@ -77,8 +86,9 @@ func (l *loader) varsOf(cp *catalog.Capability, m *catalog.Mapping) []string {
 			out = append(out, n)
 		}
 	}
+	out = append(out, l.plasmVars(cp)...)
 	switch cp.Kind {
-	case catalog.KindGet, catalog.KindUpdate, catalog.KindDelete, catalog.KindAction:
+	case catalog.KindGet, catalog.KindUpdate, catalog.KindDelete, catalog.KindAction, catalog.KindSingleton:
 		out = append(out, "id")
 		if ent := l.cat.Entities[cp.Entity]; ent != nil {
 			if ent.IDField != "" {
@@ -105,13 +115,16 @@ func walkVars(n *yaml.Node, budget *int, fn func(*yaml.Node)) {
 	*budget--
 	switch n.Kind {
 	case yaml.MappingNode:
-		isVar := false
-		var nameNode *yaml.Node
+		isVar, isExists := false, false
+		var nameNode, varNode *yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			switch k.Value {
 			case "type":
 				isVar = v.Kind == yaml.ScalarNode && v.Value == catalog.ExprVar
+				isExists = v.Kind == yaml.ScalarNode && v.Value == "exists"
+			case "var": // Plasm's tagged {type: exists, var: …}
+				varNode = v
 			case "name":
 				nameNode = v
 			case "exists":
@@ -122,6 +135,9 @@ func walkVars(n *yaml.Node, budget *int, fn func(*yaml.Node)) {
 		}
 		if isVar && nameNode != nil && nameNode.Kind == yaml.ScalarNode {
 			fn(nameNode)
+		}
+		if isExists && varNode != nil && varNode.Kind == yaml.ScalarNode {
+			fn(varNode)
 		}
 		for i := 1; i < len(n.Content); i += 2 {
 			walkVars(n.Content[i], budget, fn)
@@ -142,13 +158,15 @@ func (l *loader) checkProvidesID(p *parser, ctx string, cp *catalog.Capability, 
 		return
 	}
 	ent := l.cat.Entities[cp.Entity]
-	if ent == nil || ent.IDField == "" || ent.Fields[ent.IDField] == nil || n == nil || n.Kind != yaml.SequenceNode || len(cp.Provides) == 0 {
-		return
+	if ent == nil || ent.IDField == "" || ent.Fields[ent.IDField] == nil || n == nil || n.Kind != yaml.SequenceNode || len(cp.Provides) == 0 || ent.Implicit {
+		return // an implicit identity is the request's, not a field's
 	}
 	if slices.Contains(cp.Provides, ent.IDField) {
 		return
 	}
-	p.errorf(n, "%s: does not include %s's id field %q, so its rows cannot be read again, related or told apart (add %s to provides)",
+	// Plasm loads such a catalog (e.g. a get that only fetches a
+	// document body), so plasmd loads it too, warning where it is.
+	p.warnf(n, "%s: does not include %s's id field %q, so its rows cannot be read again, related or told apart (add %s to provides)",
 		ctx, ent.Name, ent.IDField, ent.IDField)
 }
 

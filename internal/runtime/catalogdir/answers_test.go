@@ -55,18 +55,19 @@ func TestAnswersChecks(t *testing.T) {
 		queryVar, existsVar, provide string
 		itemsPath, yearKey           string
 		want                         []string // substrings of the error; none: loads
+		warn                         bool     // want is a warning: the catalog loads
 	}{
-		{"clean", "release_year", "title", "[id, title, release_year]", "data", "year", nil},
+		{"clean", "release_year", "title", "[id, title, release_year]", "data", "year", nil, false},
 		{"items_path matches nothing", "release_year", "title", "[id, title, release_year]", "films", "year",
-			[]string{`mappings.yaml:11:14: film_query.response.example: items_path [films] reaches nothing in the example`}},
+			[]string{`mappings.yaml:11:14: film_query.response.example: items_path [films] reaches nothing in the example`}, false},
 		{"field path matches nothing", "release_year", "title", "[id, title, release_year]", "data", "yr",
-			[]string{`mappings.yaml:11:14: film_query.response.example: field release_year (path release.yr) is in none of the example's rows`}},
+			[]string{`mappings.yaml:11:14: film_query.response.example: field release_year (path release.yr) is in none of the example's rows`}, false},
 		{"variable typo", "releaseyear", "title", "[id, title, release_year]",
-			"data", "year", []string{`mappings.yaml:7:34: film_query.query: variable "releaseyear" names no parameter`, `did you mean "release_year"`}},
+			"data", "year", []string{`mappings.yaml:7:34: film_query.query: variable "releaseyear" names no parameter`, `did you mean "release_year"`}, false},
 		{"exists names nothing", "release_year", "nope", "[id, title, release_year]",
-			"data", "year", []string{`mappings.yaml:8:44: film_query.query: variable "nope"`, "a query mapping may use id, release_year, title"}},
+			"data", "year", []string{`mappings.yaml:8:44: film_query.query: variable "nope"`, "a query mapping may use id, input, release_year, title"}, true},
 		{"provides without id", "release_year", "title", "[title, release_year]",
-			"data", "year", []string{`domain.yaml:20:15: capabilities.film_query.provides: does not include Film's id field "id"`, "add id to provides"}},
+			"data", "year", []string{`domain.yaml:20:15: capabilities.film_query.provides: does not include Film's id field "id"`, "add id to provides"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "films")
@@ -80,19 +81,25 @@ func TestAnswersChecks(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := LoadPath(dir)
-			if tc.want == nil {
+			l, err := LoadPathReport(dir)
+			switch {
+			case tc.want == nil || tc.warn:
 				if err != nil {
-					t.Fatalf("clean catalog refused: %v", err)
+					t.Fatalf("catalog refused: %v", err)
 				}
-				return
-			}
-			if err == nil {
+				if tc.want == nil && len(l.Warnings) > 0 {
+					t.Fatalf("clean catalog warned: %v", l.Warnings)
+				}
+				if tc.want == nil {
+					return
+				}
+				err = l.Warnings
+			case err == nil:
 				t.Fatal("loaded")
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error lacks %q:\n%v", w, err)
+					t.Errorf("problem lacks %q:\n%v", w, err)
 				}
 			}
 		})

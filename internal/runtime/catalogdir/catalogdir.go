@@ -49,6 +49,8 @@ type loader struct {
 	entryID      string
 	cat          *catalog.Catalog
 	errs         ErrorList
+	warns        ErrorList // problems that do not stop loading
+	warnsOut     *ErrorList
 	checks       []func() // cross-reference checks, run once every file is parsed
 	capSites     map[string]site
 	moduleSite   site
@@ -83,12 +85,16 @@ type source struct {
 // .cgs.yaml for a file). Problems in the catalog come back as an ErrorList
 // whose file names are paths in fsys; I/O failures are wrapped fs errors.
 func Load(fsys fs.FS, dir, entryID string) (*catalog.Catalog, error) {
-	return load(fsys, dir, entryID, func(p string) string { return p })
+	return load(fsys, dir, entryID, func(p string) string { return p }, nil)
 }
 
 // LoadPath loads a catalog from disk: a catalog directory or a .cgs.yaml
 // file. Error file names start with path as given.
 func LoadPath(p string) (*catalog.Catalog, error) {
+	return loadPath(p, nil)
+}
+
+func loadPath(p string, warns *ErrorList) (*catalog.Catalog, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("catalogdir: %w", err)
@@ -100,12 +106,12 @@ func LoadPath(p string) (*catalog.Catalog, error) {
 		}
 		return load(os.DirFS(p), ".", filepath.Base(abs), func(fp string) string {
 			return filepath.Join(p, filepath.FromSlash(fp))
-		})
+		}, warns)
 	}
 	parent := filepath.Dir(p)
 	return load(os.DirFS(parent), filepath.Base(p), "", func(fp string) string {
 		return filepath.Join(parent, filepath.FromSlash(fp))
-	})
+	}, warns)
 }
 
 // LoadAll loads every catalog directly under root: each subdirectory and each
@@ -113,6 +119,10 @@ func LoadPath(p string) (*catalog.Catalog, error) {
 // entry id. A broken catalog does not hide the others: the good ones are
 // returned together with an ErrorList that covers every broken one.
 func LoadAll(fsys fs.FS, root string) ([]*catalog.Catalog, error) {
+	return loadAll(fsys, root, nil, func(p string) string { return p })
+}
+
+func loadAll(fsys fs.FS, root string, report map[string]ErrorList, display func(string) string) ([]*catalog.Catalog, error) {
 	entries, err := fs.ReadDir(fsys, root)
 	if err != nil {
 		return nil, fmt.Errorf("catalogdir: reading catalog root: %w", err)
@@ -137,23 +147,27 @@ func LoadAll(fsys fs.FS, root string) ([]*catalog.Catalog, error) {
 		if !isDir && !strings.HasSuffix(name, CombinedSuffix) {
 			continue
 		}
-		c, err := Load(fsys, p, "")
+		var warns ErrorList
+		c, err := load(fsys, p, "", display, &warns)
 		if err != nil {
 			var el ErrorList
 			if errors.As(err, &el) {
 				errs = append(errs, el...)
 			} else {
 				msg := strings.TrimPrefix(err.Error(), "catalogdir: ")
-				errs = append(errs, &Error{File: p, Msg: strings.TrimPrefix(msg, p+": ")})
+				errs = append(errs, &Error{File: display(p), Msg: strings.TrimPrefix(strings.TrimPrefix(msg, p+": "), display(p)+": ")})
 			}
 			continue
 		}
 		if prev, dup := from[c.EntryID]; dup {
-			errs = append(errs, &Error{File: p, Msg: fmt.Sprintf("entry id %q is already taken by %s", c.EntryID, prev)})
+			errs = append(errs, &Error{File: display(p), Msg: fmt.Sprintf("entry id %q is already taken by %s", c.EntryID, display(prev))})
 			continue
 		}
 		from[c.EntryID] = p
 		cats = append(cats, c)
+		if report != nil {
+			report[c.EntryID] = warns
+		}
 	}
 	sort.Slice(cats, func(i, j int) bool { return cats[i].EntryID < cats[j].EntryID })
 	// An alias that shadows another entry would make lookups ambiguous;
@@ -175,7 +189,7 @@ func LoadAll(fsys fs.FS, root string) ([]*catalog.Catalog, error) {
 	return cats, errs.Err()
 }
 
-func load(fsys fs.FS, dir, entryID string, display func(string) string) (*catalog.Catalog, error) {
+func load(fsys fs.FS, dir, entryID string, display func(string) string, warns *ErrorList) (*catalog.Catalog, error) {
 	if !fs.ValidPath(dir) {
 		return nil, fmt.Errorf("catalogdir: invalid path %q", dir)
 	}
@@ -191,7 +205,7 @@ func load(fsys fs.FS, dir, entryID string, display func(string) string) (*catalo
 		if entryID == "" {
 			entryID = strings.TrimSuffix(base, CombinedSuffix)
 		}
-		return loadCombined(fsys, dir, entryID, display)
+		return loadCombined(fsys, dir, entryID, display, warns)
 	}
 	if entryID == "" {
 		entryID = path.Base(dir)
@@ -235,9 +249,9 @@ func load(fsys fs.FS, dir, entryID string, display func(string) string) (*catalo
 		if len(missing) > 0 {
 			return nil, missing
 		}
-		return loadSplit(fsys, dir, entryID, hasModule, display)
+		return loadSplit(fsys, dir, entryID, hasModule, display, warns)
 	case len(combined) == 1:
-		return loadCombined(fsys, path.Join(dir, combined[0]), entryID, display)
+		return loadCombined(fsys, path.Join(dir, combined[0]), entryID, display, warns)
 	case len(combined) > 1:
 		return nil, ErrorList{{File: dirName, Msg: fmt.Sprintf("holds several combined catalogs (%s); keep one per directory", strings.Join(combined, ", "))}}
 	default:
@@ -261,8 +275,9 @@ func newLoader(entryID string) *loader {
 	}
 }
 
-func loadSplit(fsys fs.FS, dir, entryID string, hasModule bool, display func(string) string) (*catalog.Catalog, error) {
+func loadSplit(fsys fs.FS, dir, entryID string, hasModule bool, display func(string) string, warns *ErrorList) (*catalog.Catalog, error) {
 	l := newLoader(entryID)
+	l.warnsOut = warns
 	l.mappingsName = MappingsFile
 	if !validEntryID.MatchString(entryID) {
 		return nil, ErrorList{{File: display(dir), Msg: fmt.Sprintf("entry id %q must be 1-128 letters, digits, '_', '-' or '.', starting with a letter or digit", entryID)}}
@@ -294,8 +309,9 @@ func loadSplit(fsys fs.FS, dir, entryID string, hasModule bool, display func(str
 	return l.result(source{DomainFile, ddata}, source{MappingsFile, mdata})
 }
 
-func loadCombined(fsys fs.FS, file, entryID string, display func(string) string) (*catalog.Catalog, error) {
+func loadCombined(fsys fs.FS, file, entryID string, display func(string) string, warns *ErrorList) (*catalog.Catalog, error) {
 	l := newLoader(entryID)
+	l.warnsOut = warns
 	l.mappingsName = "mappings"
 	if !validEntryID.MatchString(entryID) {
 		return nil, ErrorList{{File: display(file), Msg: fmt.Sprintf("entry id %q must be 1-128 letters, digits, '_', '-' or '.', starting with a letter or digit", entryID)}}
@@ -339,6 +355,10 @@ func (l *loader) finish() {
 
 // result returns the catalog, or every problem found, sorted and capped.
 func (l *loader) result(srcs ...source) (*catalog.Catalog, error) {
+	if l.warnsOut != nil {
+		l.warns.Sort()
+		*l.warnsOut = append(*l.warnsOut, l.warns...)
+	}
 	if len(l.errs) > 0 {
 		l.errs.Sort()
 		if l.dropped > 0 {

@@ -13,24 +13,24 @@ import (
 
 // Allowed words of the domain format.
 var (
-	domainKeys   = []string{"version", "description", "http_backend", "auth", "registry_aliases", "values", "entities", "capabilities", "module"}
+	domainKeys   = []string{"version", "description", "http_backend", "auth", "registry_aliases", "values", "entities", "capabilities", "module", "oauth", "views", "schema_overlay"}
 	combinedKeys = append(append([]string(nil), domainKeys...), "mappings")
 
-	valueTypes       = []string{"string", "uuid", "integer", "number", "boolean", "select", "multi_select", "date", "array", "entity_ref", "blob"}
+	valueTypes       = []string{"string", "uuid", "integer", "number", "boolean", "select", "multi_select", "date", "array", "entity_ref", "blob", "json"}
 	allValueKeys     = []string{"type", "target", "allowed_values", "value_format", "string_semantics", "items", "description"}
 	dateFormats      = []string{"rfc3339", "iso8601_date", "unix_ms", "unix_sec"}
-	entityKeys       = []string{"id_field", "key_vars", "description", "fields", "relations", "abstract", "primary_read"}
-	fieldKeys        = []string{"value_ref", "required", "description", "path"}
-	relationKeys     = []string{"target", "cardinality", "description", "materialize"}
+	entityKeys       = []string{"id_field", "key_vars", "description", "fields", "relations", "abstract", "primary_read", "id_from", "id_format", "expression_aliases", "implicit_request_identity", "domain_projection_examples", "discovery"}
+	fieldKeys        = []string{"value_ref", "required", "description", "path", "derive", "agent_presentation", "mime_type_hint", "attachment_media"}
+	relationKeys     = []string{"target", "cardinality", "description", "materialize", "discovery", "via_param"}
 	cardinalities    = []string{"one", "many"}
-	materializeKinds = []string{catalog.FromParentGet, catalog.QueryScoped, catalog.QueryScopedBindings}
-	capabilityKeys   = []string{"kind", "entity", "description", "parameters", "provides", "output"}
-	capabilityKinds  = []string{catalog.KindQuery, catalog.KindSearch, catalog.KindGet, catalog.KindCreate, catalog.KindUpdate, catalog.KindDelete, catalog.KindAction}
-	parameterKeys    = []string{"name", "value_ref", "required", "role"}
+	materializeKinds = []string{catalog.FromParentGet, catalog.QueryScoped, catalog.QueryScopedBindings, catalog.GetScopedBindings}
+	capabilityKeys   = []string{"kind", "entity", "description", "parameters", "provides", "output", "input_schema", "preflight", "scope_aggregate_key_policy", "discovery"}
+	capabilityKinds  = []string{catalog.KindQuery, catalog.KindSearch, catalog.KindGet, catalog.KindCreate, catalog.KindUpdate, catalog.KindDelete, catalog.KindAction, catalog.KindSingleton}
+	parameterKeys    = []string{"name", "value_ref", "required", "role", "description"}
 	roles            = []string{catalog.RoleFilter, catalog.RoleSearch, catalog.RoleSort, catalog.RoleSortDirection, catalog.RoleResponseControl, catalog.RoleScope}
 	outputKeys       = []string{"type", "description"}
 	outputTypes      = []string{"side_effect"}
-	authSchemes      = []string{"none", "api_key_header", "api_key_query", "bearer_token", "oauth2_client_credentials"}
+	authSchemes      = []string{"none", "api_key_header", "api_key_query", "bearer_token", "oauth_bearer", "oauth2_client_credentials"}
 	moduleKeys       = []string{"sha256", "hooks", "secrets"}
 	moduleHooks      = []string{"prepare_request", "decode_response", "invoke"}
 )
@@ -54,10 +54,11 @@ func valueKeys(t string) []string {
 // authKeys lists the keys of each auth scheme, required ones after "scheme".
 var authKeys = map[string][]string{
 	"none":                      {"scheme"},
-	"api_key_header":            {"scheme", "header", "env"},
-	"api_key_query":             {"scheme", "param", "env"},
-	"bearer_token":              {"scheme", "env"},
-	"oauth2_client_credentials": {"scheme", "token_url", "client_id_env", "client_secret_env", "scopes"},
+	"api_key_header":            {"scheme", "header", "env", "hosted_kv"},
+	"api_key_query":             {"scheme", "param", "env", "hosted_kv"},
+	"bearer_token":              {"scheme", "env", "hosted_kv", "optional_env"},
+	"oauth_bearer":              {"scheme", "env", "hosted_kv", "optional_env"},
+	"oauth2_client_credentials": {"scheme", "token_url", "client_id_env", "client_secret_env", "client_id_hosted_kv", "client_secret_hosted_kv", "scopes"},
 }
 
 // site is where something was declared, for problems found later.
@@ -117,20 +118,7 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 		}
 	}
 	if v := o.val("values"); v != nil {
-		es, _ := p.pairs("values", v)
-		c.Values = make(map[string]*catalog.Value, len(es))
-		for _, e := range es {
-			if e.key.Value == "" {
-				p.errorf(e.key, "values: value name must not be empty")
-				continue
-			}
-			if val := l.parseValue(p, "values."+e.key.Value, e.key, e.val); val != nil {
-				c.Values[e.key.Value] = val
-				l.valueSites[e.key.Value] = site{p, e.key}
-			} else {
-				l.broken["value:"+e.key.Value] = true
-			}
-		}
+		l.parseValues(p, v)
 	}
 	if v := o.val("entities"); v != nil {
 		es, _ := p.pairs("entities", v)
@@ -164,10 +152,29 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 	if v := o.val("module"); v != nil {
 		l.parseModule(p, o.key("module"), v)
 	}
+	l.parseDomainExtras(p, o)
 	if combined {
 		return o.key("mappings"), o.val("mappings")
 	}
 	return nil, nil
+}
+
+// parseValues reads the values: map.
+func (l *loader) parseValues(p *parser, v *yaml.Node) {
+	es, _ := p.pairs("values", v)
+	l.cat.Values = make(map[string]*catalog.Value, len(es))
+	for _, e := range es {
+		if e.key.Value == "" {
+			p.errorf(e.key, "values: value name must not be empty")
+			continue
+		}
+		if val := l.parseValue(p, "values."+e.key.Value, e.key, e.val); val != nil {
+			l.cat.Values[e.key.Value] = val
+			l.valueSites[e.key.Value] = site{p, e.key}
+		} else {
+			l.broken["value:"+e.key.Value] = true
+		}
+	}
 }
 
 func isHTTPURL(s string) bool {
@@ -189,18 +196,19 @@ func (l *loader) parseAuth(p *parser, key, val *yaml.Node) {
 	a := catalog.Auth{Scheme: scheme}
 	switch scheme {
 	case "api_key_header":
-		a.Header, a.Env = o.name("header"), o.name("env")
+		a.Header, a.Env = o.name("header"), secretName(o, "env", "hosted_kv", false)
 	case "api_key_query":
-		a.Param, a.Env = o.name("param"), o.name("env")
-	case "bearer_token":
-		a.Env = o.name("env")
+		a.Param, a.Env = o.name("param"), secretName(o, "env", "hosted_kv", false)
+	case "bearer_token", "oauth_bearer":
+		a.OptionalEnv = o.boolean("optional_env")
+		a.Env = secretName(o, "env", "hosted_kv", a.OptionalEnv)
 	case "oauth2_client_credentials":
 		a.TokenURL = o.name("token_url")
 		if a.TokenURL != "" && !isHTTPURL(a.TokenURL) {
 			p.errorf(o.val("token_url"), "auth.token_url: %q is not an absolute http(s) URL", a.TokenURL)
 		}
-		a.ClientIDEnv = o.name("client_id_env")
-		a.ClientSecretEnv = o.name("client_secret_env")
+		a.ClientIDEnv = secretName(o, "client_id_env", "client_id_hosted_kv", false)
+		a.ClientSecretEnv = secretName(o, "client_secret_env", "client_secret_hosted_kv", false)
 		a.Scopes = o.strList("scopes")
 	}
 	l.cat.Auth = a
@@ -338,14 +346,23 @@ func (l *loader) parseEntity(p *parser, ctx string, key, val *yaml.Node) *catalo
 			}
 		}
 	}
+	if n := o.val("id_from"); n != nil {
+		e.IDFrom = l.parseFieldPath(p, o.sub("id_from"), n)
+	}
 	if n := o.val("id_field"); n != nil {
 		e.IDField = p.name(o.sub("id_field"), n)
-		if e.IDField != "" && e.Fields[e.IDField] == nil {
+		// With id_from the id is read from that path, so id_field names
+		// the identity rather than a declared field.
+		if e.IDField != "" && e.Fields[e.IDField] == nil && e.IDFrom == nil && !o.boolean("implicit_request_identity") {
 			p.errorf(n, "%s: %s", o.sub("id_field"), p.unknownRefOf("field", e.IDField, e.Name, e.FieldOrder))
 		}
 	}
+	l.parseEntityExtras(p, o, e)
 	if n := o.val("key_vars"); n != nil {
 		e.KeyVars = p.uniqueList(o.sub("key_vars"), n)
+		if e.IDField == "" && len(e.KeyVars) > 0 {
+			e.IDField = e.KeyVars[0] // Plasm: a compound key's first var is the id
+		}
 		if n.Kind == yaml.SequenceNode {
 			for i, c := range n.Content {
 				if c.Value != "" && e.Fields[c.Value] == nil && c.Kind == yaml.ScalarNode {
@@ -402,8 +419,13 @@ func (l *loader) parseField(p *parser, ctx string, key, val *yaml.Node) *catalog
 	}
 	l.valueRef(p, o.sub("value_ref"), o.val("value_ref"), f.ValueRef)
 	if n := o.val("path"); n != nil {
-		f.Path = l.parseFieldPath(p, o.sub("path"), n)
+		if n.Kind == yaml.SequenceNode && len(n.Content) == 0 && o.has("derive") {
+			f.WholeRow = true // path: [] with derive reads the whole row
+		} else {
+			f.Path = l.parseFieldPath(p, o.sub("path"), n)
+		}
 	}
+	l.parseFieldExtras(p, o, f)
 	return f
 }
 
@@ -453,9 +475,12 @@ func (l *loader) parseRelation(p *parser, parent *catalog.Entity, ctx string, ke
 		Description: o.str("description"),
 	}
 	l.entityRef(p, o.sub("target"), o.val("target"), r.Target)
+	l.parseDiscovery(p, o)
 	n := o.val("materialize")
 	if n == nil {
-		o.missing("materialize")
+		// Declared but not traversable (Plasm's "unavailable"), or, with
+		// the legacy via_param, scoped through the target's query.
+		l.relationWithoutMaterialize(p, parent, r, o)
 		return r
 	}
 	mo := p.object(o.sub("materialize"), o.key("materialize"), n, nil)
@@ -467,6 +492,7 @@ func (l *loader) parseRelation(p *parser, parent *catalog.Entity, ctx string, ke
 	switch m.Kind {
 	case "":
 		mo.check([]string{"kind", "path", "capability", "param", "bindings"}, "")
+		l.broken["relation:"+parent.Name+"."+r.Name] = true
 	case catalog.FromParentGet:
 		mo.check([]string{"kind", "path"}, "for kind "+m.Kind)
 		pn := mo.val("path")
@@ -483,26 +509,39 @@ func (l *loader) parseRelation(p *parser, parent *catalog.Entity, ctx string, ke
 	case catalog.QueryScopedBindings:
 		mo.check([]string{"kind", "capability", "bindings"}, "for kind "+m.Kind)
 		m.Capability = mo.name("capability")
-		bn := mo.val("bindings")
-		if bn == nil {
-			mo.missing("bindings")
-		} else if es, ok := p.pairs(mo.sub("bindings"), bn); ok {
-			if len(es) == 0 {
-				p.errorf(bn, "%s: must bind at least one parameter", mo.sub("bindings"))
-			}
-			m.Bindings = make(map[string]string, len(es))
-			for _, e := range es {
-				if f := p.name(mo.sub("bindings")+"."+e.key.Value, e.val); f != "" {
-					m.Bindings[e.key.Value] = f
-					if parent.Fields[f] == nil {
-						p.errorf(e.val, "%s: %s", mo.sub("bindings")+"."+e.key.Value, p.unknownRefOf("field", f, parent.Name, parent.FieldOrder))
-					}
+		m.Bindings = l.parseBindings(p, parent, mo)
+		l.checkScoped(p, parent, r, mo)
+	case catalog.GetScopedBindings:
+		mo.check([]string{"kind", "capability", "bindings"}, "for kind "+m.Kind)
+		m.Capability = mo.name("capability")
+		m.Bindings = l.parseBindings(p, parent, mo)
+		l.checkGetScoped(p, r, mo)
+	}
+	return r
+}
+
+// parseBindings reads the bindings of a *_scoped_bindings relation:
+// target parameter -> parent field.
+func (l *loader) parseBindings(p *parser, parent *catalog.Entity, mo *object) map[string]string {
+	var out map[string]string
+	bn := mo.val("bindings")
+	if bn == nil {
+		mo.missing("bindings")
+	} else if es, ok := p.pairs(mo.sub("bindings"), bn); ok {
+		if len(es) == 0 {
+			p.errorf(bn, "%s: must bind at least one parameter", mo.sub("bindings"))
+		}
+		out = make(map[string]string, len(es))
+		for _, e := range es {
+			if f := p.name(mo.sub("bindings")+"."+e.key.Value, e.val); f != "" {
+				out[e.key.Value] = f
+				if parent.Fields[f] == nil {
+					p.errorf(e.val, "%s: %s", mo.sub("bindings")+"."+e.key.Value, p.unknownRefOf("field", f, parent.Name, parent.FieldOrder))
 				}
 			}
 		}
-		l.checkScoped(p, parent, r, mo)
 	}
-	return r
+	return out
 }
 
 // checkScoped verifies, once capabilities are known, that a query_scoped*
@@ -625,8 +664,14 @@ func (l *loader) parseCapability(p *parser, ctx string, key, val *yaml.Node) *ca
 				return
 			}
 			for i, c := range n.Content {
-				if c.Kind == yaml.ScalarNode && c.Value != "" && ent.Fields[c.Value] == nil {
-					p.errorf(c, "%s: %s", index(pctx, i), p.unknownRefOf("field", c.Value, ent.Name, ent.FieldOrder))
+				// Plasm lets provides name relations too (the capability
+				// returns what they are built from).
+				if c.Kind == yaml.ScalarNode && c.Value != "" && ent.Fields[c.Value] == nil && ent.Relations[c.Value] == nil {
+					if p.suggest(c.Value, ent.FieldOrder) != "" {
+						p.errorf(c, "%s: %s", index(pctx, i), p.unknownRefOf("field", c.Value, ent.Name, ent.FieldOrder))
+						continue
+					}
+					p.warnf(c, "%s: %s; rows will not carry it", index(pctx, i), p.unknownRefOf("field", c.Value, ent.Name, ent.FieldOrder))
 				}
 			}
 		})
@@ -636,6 +681,7 @@ func (l *loader) parseCapability(p *parser, ctx string, key, val *yaml.Node) *ca
 			cp.Output = &catalog.Output{Type: oo.oneOf("type", outputTypes), Description: oo.str("description")}
 		}
 	}
+	l.parseCapabilityExtras(p, o, cp)
 	if cp.Kind == catalog.KindAction && !o.has("provides") && !o.has("output") {
 		p.errorf(key, "%s: an action must declare provides (the fields it returns) or output: {type: side_effect}", ctx)
 	}
@@ -656,10 +702,11 @@ func (l *loader) parseParameters(p *parser, ctx string, n *yaml.Node) []catalog.
 			continue
 		}
 		prm := catalog.Parameter{
-			Name:     o.name("name"),
-			ValueRef: o.name("value_ref"),
-			Required: o.boolean("required"),
-			Role:     o.optOneOf("role", roles),
+			Name:        o.name("name"),
+			ValueRef:    o.name("value_ref"),
+			Required:    o.boolean("required"),
+			Role:        o.optOneOf("role", roles),
+			Description: o.str("description"),
 		}
 		l.valueRef(p, o.sub("value_ref"), o.val("value_ref"), prm.ValueRef)
 		if prm.Name != "" {

@@ -13,19 +13,19 @@ import (
 // Allowed words of the mappings format.
 var (
 	mappingKeys        = []string{"method", "path", "query", "body", "headers", "body_format", "transport", "response", "pagination"}
-	methods            = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	methods            = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 	bodyFormats        = []string{"json", "form_urlencoded", "multipart"}
-	transports         = []string{"http", "graphql", "wasm"}
+	transports         = []string{"http", "graphql", "wasm", "view", "evm_call", "evm_logs"}
 	segmentTypes       = []string{"literal", "var"}
 	responseShorthands = []string{"single", "bare_list", "results_list", "items_list"}
-	responseKeys       = []string{"items", "items_path", "single", "item_inner_key", "example"}
-	paginationKeys     = []string{"params", "location", "response_prefix", "stop_when"}
-	locations          = []string{"query", "body", "link_header", "response_next_url"}
+	responseKeys       = []string{"items", "items_path", "single", "item_inner_key", "example", "wrap_root_scalar", "response_preprocess", "auxiliary_merge"}
+	paginationKeys     = []string{"params", "location", "response_prefix", "stop_when", "body_merge_path", "response_next_url_field"}
+	locations          = []string{"query", "body", "link_header", "response_next_url", "block_range"}
 	pageParamKeys      = []string{"counter", "step", "max", "fixed", "from_response"}
 	pageModes          = []string{"counter", "fixed", "from_response"}
 	stopWhenKeys       = []string{"field", "eq", "absent"}
-	exprTypes          = []string{catalog.ExprVar, catalog.ExprConst, catalog.ExprObject, catalog.ExprArray, catalog.ExprIf, catalog.ExprJoin, catalog.ExprFormat}
-	allExprKeys        = []string{"type", "name", "value", "fields", "items", "condition", "then_expr", "else_expr", "sep", "expr", "template", "vars"}
+	exprTypes          = []string{catalog.ExprVar, catalog.ExprConst, catalog.ExprObject, catalog.ExprArray, catalog.ExprIf, catalog.ExprJoin, catalog.ExprFormat, exprGmailSend, exprGmailReply}
+	allExprKeys        = []string{"type", "name", "value", "fields", "items", "elements", "condition", "then_expr", "else_expr", "sep", "expr", "template", "vars"}
 	condKeys           = []string{"exists", "equals", "bool"}
 )
 
@@ -34,10 +34,12 @@ var exprKeys = map[string][]string{
 	catalog.ExprVar:    {"type", "name"},
 	catalog.ExprConst:  {"type", "value"},
 	catalog.ExprObject: {"type", "fields"},
-	catalog.ExprArray:  {"type", "items"},
+	catalog.ExprArray:  {"type", "items", "elements"},
 	catalog.ExprIf:     {"type", "condition", "then_expr", "else_expr"},
 	catalog.ExprJoin:   {"type", "sep", "expr"},
 	catalog.ExprFormat: {"type", "template", "vars"},
+	exprGmailSend:      {"type"},
+	exprGmailReply:     {"type"},
 }
 
 // parseMappings fills l.cat.Mappings. ctx prefixes problem paths ("" for
@@ -55,6 +57,9 @@ func (l *loader) parseMappings(p *parser, ctx string, at, root *yaml.Node) {
 		if name == "" {
 			p.errorf(e.key, "%s: capability name must not be empty", ctxOr(ctx, "mappings"))
 			continue
+		}
+		if strings.HasPrefix(name, "x-") {
+			continue // an extension key, e.g. a holder for YAML anchors
 		}
 		if m := l.parseMapping(p, join(ctx, name), e.key, e.val); m != nil {
 			l.cat.Mappings[name] = m
@@ -76,14 +81,22 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 	errsBefore := len(l.errs) + l.dropped
 	l.later(func() {
 		if l.cat.Capabilities[name] == nil && !l.broken["capability:"+name] {
-			p.errorf(key, "%s: mapping for %s", ctx, p.unknownRefOf("capability", name, "", l.capNames))
+			// Plasm ignores a mapping no capability uses; so does plasmd,
+			// but says so: it is usually a renamed capability.
+			p.warnf(key, "%s: mapping for %s; it is ignored", ctx, p.unknownRefOf("capability", name, "", l.capNames))
+			delete(l.cat.Mappings, name)
 		}
 	})
-	o := p.object(ctx, key, val, mappingKeys)
+	o := p.object(ctx, key, val, nil)
 	if o == nil {
 		return nil
 	}
 	m := &catalog.Mapping{Transport: o.optOneOf("transport", transports)}
+	if l.foreignMapping(p, o, m) {
+		return m
+	}
+	o.check(append(mappingKeys, "multipart"), "")
+	p.builtin = ""
 	wasm := m.Transport == "wasm"
 	// A module-served capability never reaches the HTTP compiler, so its
 	// method and path are optional.
@@ -112,11 +125,28 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 		}
 	}
 	m.BodyFormat = o.optOneOf("body_format", bodyFormats)
+	var why []string
+	if p.builtin != "" {
+		why = append(why, "CML expression "+p.builtin+" is a Plasm built-in plasmd does not implement")
+	}
+	if o.has("multipart") {
+		why = append(why, "multipart parts (Plasm's multipart:) are not compiled by plasmd; use body_format: multipart with a body")
+	}
 	if n := o.val("response"); n != nil {
-		m.Response = p.response(o.sub("response"), o.key("response"), n)
+		var w string
+		m.Response, w = p.response(o.sub("response"), o.key("response"), n)
+		if w != "" {
+			why = append(why, w)
+		}
 	}
 	if n := o.val("pagination"); n != nil {
 		m.Pagination = p.pagination(o.sub("pagination"), o.key("pagination"), n)
+		if m.Pagination != nil && m.Pagination.Location == "block_range" {
+			why = append(why, "pagination location block_range pages an EVM chain")
+		}
+	}
+	if len(why) > 0 {
+		l.unavailable(name, strings.Join(why, "; "))
 	}
 	if m.Transport == "graphql" && m.Method != "" && m.Method != "POST" {
 		p.errorf(o.val("method"), "%s: transport graphql sends POST, not %s", o.sub("method"), m.Method)
@@ -145,7 +175,7 @@ func (l *loader) checkPathVars(p *parser, ctx, name string, m *catalog.Mapping, 
 		return
 	}
 	switch cp.Kind {
-	case catalog.KindGet, catalog.KindUpdate, catalog.KindDelete, catalog.KindAction:
+	case catalog.KindGet, catalog.KindUpdate, catalog.KindDelete, catalog.KindAction, catalog.KindSingleton:
 	default:
 		return
 	}
@@ -157,6 +187,17 @@ func (l *loader) checkPathVars(p *parser, ctx, name string, m *catalog.Mapping, 
 		for _, k := range keyVars {
 			isKeyVar[k] = true
 		}
+	}
+	// A scope parameter that references an entity with a compound key
+	// spreads into that entity's key vars (Plasm's scope splat).
+	for _, k := range l.splatVars(cp) {
+		isKeyVar[k] = true
+		keyVars = append(keyVars, k)
+	}
+	if v := singleIDVar(m, params, isKeyVar); v != "" {
+		// Plasm: the only path variable of a single-row read binds the id.
+		m.IDVar = v
+		return
 	}
 	for i, seg := range m.Path {
 		if seg.Type != "var" || seg.Name == "" || seg.Name == "id" || params[seg.Name] || isKeyVar[seg.Name] || varNodes[i] == nil {
@@ -171,7 +212,9 @@ func (l *loader) checkPathVars(p *parser, ctx, name string, m *catalog.Mapping, 
 			}
 			hint = fmt.Sprintf(" (a %s path may use id, the parameters of %s and the key_vars of %s: %s)", cp.Kind, cp.Name, cp.Entity, list)
 		}
-		p.errorf(varNodes[i], "%s: unknown variable %q%s", index(ctx, i)+".name", seg.Name, hint)
+		// Plasm does not check path variables; a call without one fails
+		// when compiled, naming it. Worth a warning, not a refusal.
+		p.warnf(varNodes[i], "%s: unknown variable %q%s; calls fail unless it is given", index(ctx, i)+".name", seg.Name, hint)
 	}
 }
 
@@ -205,8 +248,9 @@ func (p *parser) segments(ctx string, n *yaml.Node) ([]catalog.Segment, []*yaml.
 			}
 			nodes = append(nodes, nil)
 		case "var":
-			o.check([]string{"type", "name"}, "for type var")
+			o.check([]string{"type", "name", "suffix"}, "for type var")
 			seg.Name = o.name("name")
+			seg.Suffix = o.str("suffix")
 			nodes = append(nodes, o.val("name"))
 		}
 		segs = append(segs, seg)
@@ -224,6 +268,7 @@ func (p *parser) expr(ctx string, at, n *yaml.Node, depth int) *catalog.Expr {
 	if o == nil {
 		return nil
 	}
+	o.strict = true
 	t := o.oneOf("type", exprTypes)
 	if t == "" {
 		o.check(allExprKeys, "")
@@ -247,8 +292,16 @@ func (p *parser) expr(ctx string, at, n *yaml.Node, depth int) *catalog.Expr {
 			break
 		}
 		e.Fields = p.objectFields(o.sub("fields"), fn, depth)
+	case exprGmailSend, exprGmailReply:
+		p.builtin = t
 	case catalog.ExprArray:
 		in := o.val("items")
+		if in == nil {
+			in = o.val("elements") // Plasm's spelling
+		}
+		if o.has("items") && o.has("elements") {
+			p.errorf(o.key("elements"), "%s: items and elements are the same list; write one", ctx)
+		}
 		if in == nil {
 			o.missing("items")
 			break
@@ -348,10 +401,14 @@ func (p *parser) cond(ctx string, at, n *yaml.Node, depth int) *catalog.Cond {
 		p.errorf(n, "%s: expression nested deeper than %d levels", ctx, maxExprDepth)
 		return nil
 	}
+	if n.Kind == yaml.MappingNode && hasKey(n, "type") {
+		return p.taggedCond(ctx, at, n, depth)
+	}
 	o := p.object(ctx, at, n, condKeys)
 	if o == nil {
 		return nil
 	}
+	o.strict = true
 	if len(o.ord) != 1 {
 		p.errorf(o.at, "%s: expected exactly one of %s, got %d", ctx, strings.Join(condKeys, ", "), len(o.ord))
 		return nil
@@ -387,35 +444,51 @@ func (p *parser) cond(ctx string, at, n *yaml.Node, depth int) *catalog.Cond {
 	return c
 }
 
-func (p *parser) response(ctx string, at, n *yaml.Node) *catalog.Response {
+// response reads where rows live. The second result, when not empty, is
+// why the capability cannot run here (a Plasm response reshape plasmd does
+// not implement).
+func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, string) {
 	if n.Kind == yaml.ScalarNode {
 		switch p.oneOf(ctx, n, responseShorthands) {
 		case "single":
-			return &catalog.Response{Single: true}
+			return &catalog.Response{Single: true}, ""
 		case "bare_list":
-			return &catalog.Response{Items: true}
+			return &catalog.Response{Items: true}, ""
 		case "results_list":
-			return &catalog.Response{ItemsPath: []string{"results"}}
+			return &catalog.Response{ItemsPath: []string{"results"}}, ""
 		case "items_list":
-			return &catalog.Response{ItemsPath: []string{"items"}}
+			return &catalog.Response{ItemsPath: []string{"items"}}, ""
 		}
-		return nil
+		return nil, ""
 	}
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "%s: expected one of %s or a mapping {items, items_path, single, item_inner_key}, got %s", ctx, strings.Join(responseShorthands, ", "), describe(n))
-		return nil
+		return nil, ""
 	}
 	o := p.object(ctx, at, n, responseKeys)
 	r := &catalog.Response{
-		Single:       o.boolean("single"),
-		Items:        o.boolean("items"),
-		ItemInnerKey: o.optName("item_inner_key"),
+		Single:         o.boolean("single"),
+		ItemInnerKey:   o.optName("item_inner_key"),
+		WrapRootScalar: o.boolean("wrap_root_scalar"),
+	}
+	// items: true (plasmd) says the body is the list; items: <key>
+	// (Plasm) names the key holding it, the same as items_path: [key].
+	itemsKey := ""
+	if in := o.val("items"); in != nil {
+		if in.Kind == yaml.ScalarNode && in.ShortTag() == "!!str" {
+			itemsKey = p.name(o.sub("items"), in)
+		} else {
+			r.Items = p.boolean(o.sub("items"), in)
+		}
 	}
 	if pn := o.val("items_path"); pn != nil {
 		r.ItemsPath = p.strList(o.sub("items_path"), pn)
 		if pn.Kind == yaml.SequenceNode && len(pn.Content) == 0 {
 			p.errorf(pn, "%s: must name at least one key", o.sub("items_path"))
 		}
+	}
+	if itemsKey != "" && r.ItemsPath == nil {
+		r.ItemsPath = []string{itemsKey}
 	}
 	list := r.Items || len(r.ItemsPath) > 0
 	switch {
@@ -426,9 +499,18 @@ func (p *parser) response(ctx string, at, n *yaml.Node) *catalog.Response {
 	case r.Items && len(r.ItemsPath) > 0:
 		p.errorf(o.at, "%s: items: true (the body is the list) and items_path are exclusive", ctx)
 	case !r.Single && !list && !o.has("items_path"):
-		p.errorf(o.at, "%s: expected single: true, items: true or items_path", ctx)
+		// Plasm's default: the list is under "results".
+		r.ItemsPath = []string{"results"}
 	}
-	return r
+	var why []string
+	if n := o.val("response_preprocess"); n != nil {
+		r.Preprocess = p.preprocess(o.sub("response_preprocess"), o.key("response_preprocess"), n)
+	}
+	if o.has("auxiliary_merge") {
+		p.object(o.sub("auxiliary_merge"), o.key("auxiliary_merge"), o.val("auxiliary_merge"), nil)
+		why = append(why, "auxiliary_merge (a second GET merged into the body) is not run by plasmd")
+	}
+	return r, strings.Join(why, "; ")
 }
 
 func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
@@ -452,12 +534,31 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 				pg.ParamOrder = append(pg.ParamOrder, e.key.Value)
 			}
 		}
-	} else if pg.Location != "link_header" && pg.Location != "response_next_url" {
+	} else if pg.Location != "link_header" && pg.Location != "response_next_url" && pg.Location != "block_range" {
 		// Only the next-URL locations can continue without parameters.
 		p.errorf(o.at, "%s: missing required key \"params\" (location %s advances by parameters)", ctx, ctxOr(pg.Location, "query"))
 	}
 	if rn := o.val("response_prefix"); rn != nil {
 		pg.ResponsePrefix = p.strList(o.sub("response_prefix"), rn)
+	}
+	if bn := o.val("body_merge_path"); bn != nil {
+		pg.BodyMergePath = p.strList(o.sub("body_merge_path"), bn)
+	}
+	if pg.Location == "response_next_url" {
+		// Plasm reads the next URL from response_next_url_field, by
+		// default Microsoft Graph's @odata.nextLink.
+		pg.NextURLField = "@odata.nextLink"
+		if o.has("response_next_url_field") {
+			pg.NextURLField = o.name("response_next_url_field")
+		} else {
+			for _, pp := range pg.Params {
+				if pp.FromResponse != "" {
+					pg.NextURLField = ""
+				}
+			}
+		}
+	} else if o.has("response_next_url_field") {
+		p.errorf(o.key("response_next_url_field"), "%s: only meaningful with location: response_next_url", o.sub("response_next_url_field"))
 	}
 	if sn := o.val("stop_when"); sn != nil {
 		pg.StopWhen = p.stopWhen(o.sub("stop_when"), o.key("stop_when"), sn)
@@ -497,6 +598,9 @@ func (p *parser) pageParam(ctx string, at, n *yaml.Node) (catalog.PageParam, boo
 			return pp, false
 		}
 		pp.Counter = &start
+		// Plasm's counter grows by 1 per page unless step says otherwise
+		// ({counter: 1} is a page number).
+		pp.Step = 1
 		for _, k := range []string{"step", "max"} {
 			kn := o.val(k)
 			if kn == nil {

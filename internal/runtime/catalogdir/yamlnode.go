@@ -38,6 +38,27 @@ const (
 type parser struct {
 	l    *loader
 	file string // display name used in errors
+	// builtin is set to a Plasm CML built-in met while reading one
+	// mapping, so the mapping's capability can be marked unavailable.
+	builtin string
+}
+
+// warnf records a problem that does not stop the catalog from loading: a
+// form Plasm tolerates although the catalog is wrong (a stray key, a
+// duplicate key). Warnings are capped like errors.
+func (p *parser) warnf(n *yaml.Node, format string, args ...any) {
+	if len(p.l.warns) >= maxErrors {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMsg {
+		msg = strings.ToValidUTF8(msg[:maxMsg], "") + "…"
+	}
+	e := &Error{File: p.file, Msg: msg}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	p.l.warns = append(p.l.warns, e)
 }
 
 func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
@@ -61,9 +82,9 @@ func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
 var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML decodes one YAML document into a node tree. It returns nil for an
-// empty file. Aliases are refused rather than expanded: catalogs never need
-// them, and refusing them is the simplest complete defence against
-// exponential expansion.
+// empty file. Anchors, aliases and merge keys are expanded (Plasm's catalogs
+// share pagination blocks that way) under a hard bound on the expanded size,
+// so a "billion laughs" document is refused before anything is expanded.
 func (p *parser) parseYAML(data []byte) (root *yaml.Node, ok bool) {
 	if len(data) > MaxFileSize {
 		p.errorf(nil, "file is larger than the %d-byte (4 MiB) limit", MaxFileSize)
@@ -110,7 +131,7 @@ func (p *parser) parseYAML(data []byte) (root *yaml.Node, ok bool) {
 		return nil, true
 	}
 	root = doc.Content[0]
-	if !p.checkTree(root) {
+	if !p.checkTree(root) || !p.expandAliases(root) {
 		return nil, false
 	}
 	return root, true
@@ -118,10 +139,9 @@ func (p *parser) parseYAML(data []byte) (root *yaml.Node, ok bool) {
 
 var errExtraDocument = errors.New("extra YAML document")
 
-// checkTree rejects alias nodes and oversized trees before the structured
-// walk, iteratively so that depth cannot exhaust the stack.
+// checkTree rejects oversized trees before alias expansion and the
+// structured walk, iteratively so that depth cannot exhaust the stack.
 func (p *parser) checkTree(root *yaml.Node) bool {
-	ok := true
 	count := 0
 	stack := []*yaml.Node{root}
 	for len(stack) > 0 {
@@ -132,16 +152,11 @@ func (p *parser) checkTree(root *yaml.Node) bool {
 			p.errorf(root, "document has more than %d YAML nodes", maxNodes)
 			return false
 		}
-		if n.Kind == yaml.AliasNode {
-			p.errorf(n, "YAML alias *%s is not supported in catalogs; write the value out", n.Value)
-			ok = false
-			continue
-		}
 		for i := len(n.Content) - 1; i >= 0; i-- {
 			stack = append(stack, n.Content[i])
 		}
 	}
-	return ok
+	return true
 }
 
 // describe names what a node holds, for "expected X, got Y" messages.
@@ -205,7 +220,15 @@ func (p *parser) pairs(ctx string, n *yaml.Node) ([]entry, bool) {
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {
-			p.errorf(k, "%s: duplicate key %q (first at line %d)", label(ctx), k.Value, first.Line)
+			// Plasm's YAML maps keep the later value; so does plasmd, but
+			// says so, since one of the two is surely a mistake.
+			p.warnf(k, "%s: duplicate key %q (first at line %d); the later value is used", label(ctx), k.Value, first.Line)
+			for i := range out {
+				if out[i].key.Value == k.Value {
+					out[i] = entry{k, v}
+				}
+			}
+			seen[k.Value] = k
 			continue
 		}
 		seen[k.Value] = k
@@ -221,6 +244,9 @@ type object struct {
 	at  *yaml.Node // where "missing key" problems are reported
 	m   map[string]entry
 	ord []entry
+	// strict makes every unknown key an error (CML expressions, whose
+	// keys decide what is sent).
+	strict bool
 }
 
 // object reads n as a mapping whose keys must be among allowed (nil allows
@@ -251,9 +277,21 @@ func (o *object) check(allowed []string, what string) {
 		what = " " + what
 	}
 	for _, e := range o.ord {
-		if !contains(allowed, e.key.Value) {
-			o.p.errorf(e.key, "%s: unknown key %q%s (expected one of: %s)", label(o.ctx), e.key.Value, what, strings.Join(allowed, ", "))
+		if contains(allowed, e.key.Value) {
+			continue
 		}
+		// A near miss of a known key is a typo whose value would be lost
+		// silently: an error. Any other key is one Plasm ignores too (a
+		// stray note such as last_page under response): a warning.
+		if hint := o.p.suggest(e.key.Value, allowed); hint != "" {
+			o.p.errorf(e.key, "%s: unknown key %q%s%s", label(o.ctx), e.key.Value, what, hint)
+			continue
+		}
+		if o.strict {
+			o.p.errorf(e.key, "%s: unknown key %q%s (expected one of: %s)", label(o.ctx), e.key.Value, what, strings.Join(allowed, ", "))
+			continue
+		}
+		o.p.warnf(e.key, "%s: unknown key %q%s is ignored (expected one of: %s)", label(o.ctx), e.key.Value, what, strings.Join(allowed, ", "))
 	}
 }
 

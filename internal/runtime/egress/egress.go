@@ -108,6 +108,8 @@ type Client struct {
 	base     *http.Transport
 	// OnDenied, if set, is called for every denial (metrics).
 	OnDenied func(reason string)
+	// tokens caches OAuth client-credentials access tokens.
+	tokens tokenCache
 }
 
 // New returns a client with limits (zero fields take defaults).
@@ -239,7 +241,7 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 			c.denied("auth")
 			return nil, err
 		}
-		v, err := resolveSecret(secrets, req.Auth.Secret)
+		v, err := c.credential(ctx, req.Auth, allowed, secrets, false)
 		if err != nil {
 			var undeclared *UndeclaredSecretError
 			if errors.As(err, &undeclared) {
@@ -261,6 +263,13 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 		if err != nil {
 			return nil, redact(err, secretValue)
 		}
+		if resp.Status == http.StatusUnauthorized && req.Auth != nil && req.Auth.Scheme == schemeClientCredentials && attempt == 0 {
+			// The token was revoked or expired early: fetch a new one once.
+			if secretValue, err = c.credential(ctx, req.Auth, allowed, secrets, true); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if (resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable) && attempt < c.limits.MaxRetries {
 			wait := retryAfter(resp.Headers.Get("Retry-After"), c.limits.MaxRetryWait)
 			t := time.NewTimer(wait)
@@ -281,6 +290,11 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 func checkAuth(a *abi.AuthDirective) error {
 	switch a.Scheme {
 	case "bearer_token":
+		return nil
+	case schemeClientCredentials:
+		if a.TokenURL == "" || a.ClientID == "" || a.Secret == "" {
+			return fmt.Errorf("%w: auth oauth2_client_credentials needs token_url, client id and client secret names", ErrDenied)
+		}
 		return nil
 	case "api_key_header":
 		if a.Header == "" {
@@ -330,7 +344,7 @@ func (c *Client) once(ctx context.Context, creq *abi.CompiledRequest, u *url.URL
 	hreq.Header.Set("User-Agent", "plasmd")
 	if secret != "" {
 		switch creq.Auth.Scheme {
-		case "bearer_token":
+		case "bearer_token", schemeClientCredentials:
 			hreq.Header.Set("Authorization", "Bearer "+secret)
 		case "api_key_header":
 			hreq.Header.Set(creq.Auth.Header, secret)

@@ -445,7 +445,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 	// for and no secret crosses into the guest.
 	dec, err = r.decoder(hooks)(ctx, &abi.DecodeRequest{
 		EntryID: entry, Capability: capability, Status: resp.Status, Headers: hdr, Relation: relation, Page: creq.Page,
-		RequestURL: creq.URL,
+		RequestURL: creq.URL, Vars: vars,
 	}, resp.Body)
 	if err != nil {
 		var ae *abi.Error

@@ -35,6 +35,17 @@ func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 			}
 			r.origins[c.EntryID] = []egress.Origin{o}
 		}
+		// An oauth2_client_credentials token endpoint is a declared
+		// destination too: egress fetches tokens only from there.
+		if c.Auth.TokenURL != "" {
+			o, err := egress.ParseOrigin(c.Auth.TokenURL)
+			if err != nil {
+				return nil, fmt.Errorf("registry: catalog %q: auth.token_url: %w", c.EntryID, err)
+			}
+			if !slices.Contains(r.origins[c.EntryID], o) {
+				r.origins[c.EntryID] = append(r.origins[c.EntryID], o)
+			}
+		}
 	}
 	for _, c := range cats {
 		for _, a := range c.RegistryAliases {

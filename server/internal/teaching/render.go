@@ -278,6 +278,9 @@ func (r *renderer) entityBlock(k entityKey) {
 			r.queryRow(cat, e, cp)
 		case cp.Kind == catalog.KindGet:
 			r.emit(r.receiver(cat, ent), "returns "+e, "get by id")
+		case cp.Kind == catalog.KindSingleton && cat.FirstOfKind(cp.Entity, catalog.KindQuery) == nil:
+			// A bare singleton entity reads its one row (no id).
+			r.emit(e, "returns "+e, "the one row (no id)")
 		case cp.Kind == catalog.KindSearch:
 			r.searchRow(cat, e, cp)
 		case isMutator(cp):
@@ -308,7 +311,7 @@ func capRank(cp *catalog.Capability) int {
 			return 0
 		}
 		return 2
-	case catalog.KindGet:
+	case catalog.KindGet, catalog.KindSingleton:
 		return 1
 	case catalog.KindSearch:
 		return 3
@@ -376,12 +379,15 @@ func (r *renderer) queryRow(cat *catalog.Catalog, e string, cp *catalog.Capabili
 }
 
 // searchParam is the parameter the search phrase fills: the one with role
-// search, else nothing (the phrase then goes to the capability as is).
+// search, else the first parameter, as the planner places it.
 func searchParam(cp *catalog.Capability) string {
 	for _, p := range cp.Parameters {
 		if p.Role == catalog.RoleSearch {
 			return p.Name
 		}
+	}
+	if len(cp.Parameters) > 0 {
+		return cp.Parameters[0].Name
 	}
 	return ""
 }
@@ -408,20 +414,58 @@ func (r *renderer) searchRow(cat *catalog.Catalog, e string, cp *catalog.Capabil
 // value goes. Compound keys spell each key the same way.
 func (r *renderer) receiver(cat *catalog.Catalog, ent *catalog.Entity) string {
 	e := r.entSym(cat.EntryID, ent.Name)
-	if ent.IDField != "" {
-		if f := ent.Fields[ent.IDField]; f != nil {
-			return e + "(" + r.slotSym(cat.EntryID, f.Name, f.ValueRef) + "=$)"
-		}
-		return e + "($)"
+	g := getCap(cat, ent)
+	if g == nil && cat.FirstOfKind(ent.Name, catalog.KindQuery) == nil && cat.FirstOfKind(ent.Name, catalog.KindSingleton) != nil {
+		return e // the one row of a singleton entity is the bare entity
 	}
-	if len(ent.KeyVars) > 0 {
-		parts := make([]string, 0, len(ent.KeyVars))
+	var parts []string
+	switch {
+	// A compound key is named in full even when id_field is also set
+	// (Plasm catalogs declare both): the planner needs every key var.
+	case ent.IDField != "" && len(ent.KeyVars) < 2:
+		f := ent.Fields[ent.IDField]
+		if f == nil {
+			return e + "($)"
+		}
+		parts = append(parts, r.slotSym(cat.EntryID, f.Name, f.ValueRef)+"=$")
+	case len(ent.KeyVars) > 0:
 		for _, kv := range ent.KeyVars {
 			parts = append(parts, r.keySlot(cat, ent, kv)+"=$")
 		}
-		return e + "(" + strings.Join(parts, ", ") + ")"
+	default:
+		return e + "($)"
 	}
-	return e + "($)"
+	// Required inputs of the get beyond the row's identity (a parent scope
+	// such as teamId) are keys too.
+	if g != nil {
+		for _, p := range g.Parameters {
+			if receiverKeys(cat, ent)[p.Name] {
+				parts = append(parts, r.paramSym(cat.EntryID, p)+"=$")
+			}
+		}
+	}
+	return e + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// receiverKeys are the get's required parameters that the receiver names
+// besides the row's identity; a method called on the receiver gets them
+// from there, so its row does not ask for them again.
+func receiverKeys(cat *catalog.Catalog, ent *catalog.Entity) map[string]bool {
+	g := getCap(cat, ent)
+	if g == nil {
+		return nil
+	}
+	var idVar string
+	if m := cat.Mappings[g.Name]; m != nil {
+		idVar = m.IDVar
+	}
+	keys := map[string]bool{}
+	for _, p := range g.Parameters {
+		if p.Required && !identity(ent, p) && p.Name != idVar {
+			keys[p.Name] = true
+		}
+	}
+	return keys
 }
 
 // keySlot finds the slot a key variable is taught under: the field of that
@@ -561,7 +605,8 @@ func (r *renderer) mutatorRow(cat *catalog.Catalog, ent *catalog.Entity, e strin
 		req, opt = splitParams(cp, nil)
 	} else {
 		recv = r.receiver(cat, ent)
-		req, opt = splitParams(cp, func(p catalog.Parameter) bool { return identity(ent, p) })
+		keys := receiverKeys(cat, ent)
+		req, opt = splitParams(cp, func(p catalog.Parameter) bool { return identity(ent, p) || keys[p.Name] })
 	}
 	args := r.fills(cat.EntryID, req)
 	if len(opt) > 0 {

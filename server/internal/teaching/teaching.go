@@ -285,11 +285,27 @@ func waveKind(prev, added Exposure) WaveKind {
 // in the parent's get need a get capability, scoped queries need their
 // capability. Teaching a hop that can only fail would cost the agent a turn.
 func materializable(cat *catalog.Catalog, ent *catalog.Entity, rel *catalog.Relation) bool {
+	if len(readCaps(cat, ent)) == 0 {
+		return false // no program can hold a row to follow it from
+	}
 	switch rel.Materialize.Kind {
 	case catalog.FromParentGet:
 		return getCap(cat, ent) != nil
 	case catalog.QueryScoped, catalog.QueryScopedBindings:
-		return cat.Capabilities[rel.Materialize.Capability] != nil
+		cp := cat.Capabilities[rel.Materialize.Capability]
+		if cp == nil || cp.Unavailable != "" {
+			return false
+		}
+		// The hop binds only the relation's parameters; one more required
+		// input (a feed, a team) makes it unfollowable.
+		for _, p := range cp.Parameters {
+			if _, bound := rel.Materialize.Bindings[p.Name]; p.Required && p.Name != rel.Materialize.Param && !bound {
+				return false
+			}
+		}
+		return true
+	case "", catalog.GetScopedBindings:
+		return false // declared only, or a form plasmd does not traverse
 	}
 	return true
 }
@@ -394,10 +410,16 @@ func (st *exposureSet) addReads(cat *catalog.Catalog, ent *catalog.Entity) {
 
 func readCaps(cat *catalog.Catalog, ent *catalog.Entity) []*catalog.Capability {
 	var out []*catalog.Capability
+	hasQuery := false
 	for _, cp := range cat.CapabilitiesOf(ent.Name) {
 		if cp.Kind == catalog.KindQuery || cp.Kind == catalog.KindSearch {
 			out = append(out, cp)
+			hasQuery = hasQuery || cp.Kind == catalog.KindQuery
 		}
+	}
+	// A singleton is what a bare Entity reads when there is no query.
+	if s := cat.FirstOfKind(ent.Name, catalog.KindSingleton); s != nil && !hasQuery {
+		out = append(out, s)
 	}
 	if g := getCap(cat, ent); g != nil {
 		out = append(out, g)

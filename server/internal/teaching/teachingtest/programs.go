@@ -39,11 +39,25 @@ func literalFor(sym string, m *symbol.Map, cats map[string]*catalog.Catalog) str
 	if !ok || cats[s.EntryID] == nil {
 		return `"x"`
 	}
-	v := cats[s.EntryID].Values[s.ValueRef]
+	return literalOf(cats[s.EntryID], cats[s.EntryID].Values[s.ValueRef], 0)
+}
+
+// literalOf is a literal of value domain v; a reference takes its target's
+// id type, and a compound one the "a/b" form of its key.
+func literalOf(cat *catalog.Catalog, v *catalog.Value, depth int) string {
 	if v == nil {
 		return `"x"`
 	}
 	switch v.Type {
+	case "entity_ref":
+		t := cat.Entities[v.Target]
+		switch {
+		case t == nil || depth > 4:
+		case len(t.KeyVars) == 2:
+			return `"x/y"`
+		case t.Fields[t.IDField] != nil:
+			return literalOf(cat, cat.Values[t.Fields[t.IDField].ValueRef], depth+1)
+		}
 	case "integer":
 		return "1"
 	case "number":

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCatalogCheckReport covers the summary line, warnings, not-executable
+// capabilities, --json, and paths that hold no catalog.
+func TestCatalogCheckReport(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(dir, "cats")
+	write(filepath.Join(root, "notes", "domain.yaml"), `version: 1
+http_backend: https://notes.example
+values: {s: {type: string}}
+entities:
+  Note:
+    id_field: id
+    fields: {id: {value_ref: s}}
+    relations:
+      self: {target: Note, cardinality: one}
+capabilities:
+  note_query: {kind: query, entity: Note}
+  note_digest: {kind: query, entity: Note}
+views:
+  digest: {description: d, capability: note_digest, entity: Note, nodes: [{id: a, capability: note_query}]}
+`)
+	write(filepath.Join(root, "notes", "mappings.yaml"), `note_query: {method: GET, path: [], response: {items: hits, last_page: last}}
+note_digest: {transport: view, view: digest}
+`)
+	write(filepath.Join(dir, "openapi-only", "openapi.yaml"), "openapi: 3.1.0\n")
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	var out, errb bytes.Buffer
+	if code := run([]string{"catalog", "check", root}, &out, &errb); code != 0 {
+		t.Fatalf("code %d, stderr %q", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 ||
+		!strings.HasPrefix(lines[0], "ok  notes  1 entities, 2 capabilities, 1 relations, 1 warnings  sha256:") ||
+		lines[1] != "    not executable here: note_digest: transport view composes other capabilities (Plasm's views:); plasmd does not execute views" ||
+		!strings.Contains(lines[2], `mappings.yaml:1:61: note_query.response: unknown key "last_page" is ignored`) ||
+		!strings.HasSuffix(lines[2], "(see docs/catalog-format.md#response)") {
+		t.Errorf("report:\n%s", out.String())
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"catalog", "check", "--json", root, empty}, &out, &errb); code != 1 {
+		t.Fatalf("json with an empty path: code %d", code)
+	}
+	var rep checkReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out.String())
+	}
+	if rep.OK || len(rep.Catalogs) != 1 || rep.Catalogs[0].Relations != 1 || len(rep.Catalogs[0].Warnings) != 1 ||
+		rep.Catalogs[0].Warnings[0].Line != 1 || len(rep.Catalogs[0].NotExecutable) != 1 ||
+		len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Message, "holds no catalog") {
+		t.Errorf("json report: %+v", rep)
+	}
+
+	for _, p := range []string{empty, filepath.Join(dir, "openapi-only")} {
+		out.Reset()
+		errb.Reset()
+		if code := run([]string{"catalog", "check", p}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "holds no catalog") {
+			t.Errorf("%s: code %d, stderr %q", p, code, errb.String())
+		}
+	}
+}

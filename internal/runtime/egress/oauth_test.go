@@ -1,0 +1,134 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+// oauthFixture is a token endpoint and an API that accepts only the token
+// it issued last.
+type oauthFixture struct {
+	fetches     atomic.Int32
+	current     atomic.Value // string: the token the API accepts
+	tokenStatus int
+}
+
+func (f *oauthFixture) token(w http.ResponseWriter, r *http.Request) {
+	id, secret, ok := r.BasicAuth()
+	_ = r.ParseForm()
+	if !ok || id != "client-1" || secret != "s3cret-value" || r.Form.Get("grant_type") != "client_credentials" || r.Form.Get("scope") != "read write" {
+		http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+		return
+	}
+	if f.tokenStatus != 0 {
+		w.WriteHeader(f.tokenStatus)
+		io.WriteString(w, `{"error":"temporarily_unavailable","error_description":"s3cret-value"}`)
+		return
+	}
+	n := f.fetches.Add(1)
+	tok := fmt.Sprintf("tok-%d", n)
+	f.current.Store(tok)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"access_token":%q,"token_type":"bearer","expires_in":3600}`, tok)
+}
+
+func (f *oauthFixture) api(w http.ResponseWriter, r *http.Request) {
+	cur, _ := f.current.Load().(string)
+	if r.Header.Get("Authorization") != "Bearer "+cur {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	io.WriteString(w, "ok")
+}
+
+func TestClientCredentials(t *testing.T) {
+	f := &oauthFixture{}
+	tokSrv, tokOrigin := backend(t, f.token)
+	apiSrv, apiOrigin := backend(t, f.api)
+	c := newClient(t, Limits{})
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.tokens.now = func() time.Time { return now }
+	sec := secrets{"CID": "client-1", "CSECRET": "s3cret-value"}
+	auth := &abi.AuthDirective{Scheme: "oauth2_client_credentials", TokenURL: tokSrv.URL + "/token", ClientID: "CID", Secret: "CSECRET", Scopes: []string{"read", "write"}}
+	req := &abi.CompiledRequest{Method: "GET", URL: apiSrv.URL + "/things", Auth: auth}
+	allowed := []Origin{apiOrigin, tokOrigin}
+	do := func() (*Response, error) { return c.Do(context.Background(), req, allowed, sec) }
+
+	for i := 0; i < 3; i++ {
+		resp, err := do()
+		if err != nil || resp.Status != 200 {
+			t.Fatalf("call %d: %v %v", i, resp, err)
+		}
+	}
+	if n := f.fetches.Load(); n != 1 {
+		t.Errorf("token fetched %d times for 3 calls, want 1 (cached)", n)
+	}
+	// Within the refresh margin of expiry, a new token is fetched first.
+	now = now.Add(3600*time.Second - refreshMargin + time.Second)
+	if resp, err := do(); err != nil || resp.Status != 200 {
+		t.Fatalf("after refresh: %v %v", resp, err)
+	}
+	if n := f.fetches.Load(); n != 2 {
+		t.Errorf("token fetched %d times, want 2 (refreshed before expiry)", n)
+	}
+	// A revoked token (the API now wants another): one 401, one refetch.
+	f.current.Store("rotated")
+	f.fetches.Store(10)
+	if resp, err := do(); err != nil || resp.Status != 200 {
+		t.Fatalf("after revocation: %v %v", resp, err)
+	}
+	if n := f.fetches.Load(); n != 11 {
+		t.Errorf("fetches = %d, want one refetch after the 401", n)
+	}
+}
+
+func TestClientCredentialsRefusals(t *testing.T) {
+	f := &oauthFixture{}
+	tokSrv, tokOrigin := backend(t, f.token)
+	apiSrv, apiOrigin := backend(t, f.api)
+	c := newClient(t, Limits{})
+	good := secrets{"CID": "client-1", "CSECRET": "s3cret-value"}
+	auth := func() *abi.AuthDirective {
+		return &abi.AuthDirective{Scheme: "oauth2_client_credentials", TokenURL: tokSrv.URL + "/token", ClientID: "CID", Secret: "CSECRET", Scopes: []string{"read", "write"}}
+	}
+	tests := []struct {
+		name    string
+		allowed []Origin
+		sec     secrets
+		status  int
+		is      error
+		want    string
+	}{
+		{"token origin not declared", []Origin{apiOrigin}, good, 0, ErrDenied, "token_url"},
+		{"missing client secret", []Origin{apiOrigin, tokOrigin}, secrets{"CID": "client-1"}, 0, ErrSecret, "CSECRET"},
+		{"missing client id", []Origin{apiOrigin, tokOrigin}, secrets{"CSECRET": "s3cret-value"}, 0, ErrSecret, "CID"},
+		{"wrong credentials", []Origin{apiOrigin, tokOrigin}, secrets{"CID": "client-1", "CSECRET": "wrong"}, 0, ErrToken, "401"},
+		{"endpoint failure is redacted", []Origin{apiOrigin, tokOrigin}, good, http.StatusServiceUnavailable, ErrToken, "503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.tokenStatus = tt.status
+			before := f.fetches.Load()
+			req := &abi.CompiledRequest{Method: "GET", URL: apiSrv.URL + "/things", Auth: auth()}
+			_, err := c.Do(context.Background(), req, tt.allowed, tt.sec)
+			if err == nil || !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %v mentioning %q", err, tt.is, tt.want)
+			}
+			if strings.Contains(err.Error(), "s3cret-value") {
+				t.Errorf("error shows the client secret: %v", err)
+			}
+			if f.fetches.Load() != before {
+				t.Errorf("a token was issued")
+			}
+		})
+	}
+}
