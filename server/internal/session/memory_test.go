@@ -464,6 +464,11 @@ func TestConcurrent(t *testing.T) {
 	seqs := make(chan int, workers*each)
 	refs := make([]string, workers)
 	var wg sync.WaitGroup
+	// Every worker holds its ref before worker 0 starts moving the clock,
+	// so how the scheduler orders goroutines cannot expire a logical session
+	// between opening it and naming it.
+	var opened sync.WaitGroup
+	opened.Add(workers)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -471,15 +476,20 @@ func TestConcurrent(t *testing.T) {
 			tenant := []string{"A", "B"}[w%2]
 			l, err := m.OpenLogical(bg, tenant, "shared intent")
 			if err != nil {
+				opened.Done()
 				t.Error(err)
 				return
 			}
 			ref, err := m.RefFor(bg, "transport-"+tenant, tenant, l.ID)
+			opened.Done()
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			refs[w] = ref
+			if w == 0 {
+				opened.Wait()
+			}
 			for i := range each {
 				n, err := m.NextSeq(bg, "A", "scope", "run")
 				if err != nil {
