@@ -52,18 +52,25 @@ func CatalogLoads(cats []*catalog.Catalog) []Load {
 	return loads
 }
 
-// Plan parses, checks and plans a program.
+// Plan parses, checks and plans a program, encoding req.Symbols for this
+// call (see PlanWith to reuse an encoding across calls).
 func (e *Engine) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, error) {
+	sym, err := EncodeSymbols(req.Symbols)
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: err.Error()}
+	}
+	return e.PlanWith(ctx, req, sym)
+}
+
+// PlanWith plans req with the symbol map already encoded in sym, which
+// replaces req.Symbols; nil means wire names only.
+func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbols) (*plan.Plan, error) {
 	head := *req
 	head.Symbols = nil
+	head.SymbolsDigest = sym.Digest()
 	var symbols []byte
-	if req.Symbols != nil {
-		var err error
-		if symbols, err = json.Marshal(req.Symbols); err != nil {
-			return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode symbol map: " + err.Error()}
-		}
-		sum := sha256.Sum256(symbols)
-		head.SymbolsDigest = hex.EncodeToString(sum[:16])
+	if sym != nil {
+		symbols = sym.json
 	}
 	frame, err := abi.AppendFrame(nil, &head, nil)
 	if err != nil {

@@ -58,6 +58,11 @@ type Config struct {
 	// Observer receives call and instance events (metrics); nil ignores
 	// them.
 	Observer Observer
+
+	// noLoopChecks turns wazero's termination checks off. Only the
+	// loop-check experiment (loopcheck_bench_test.go) sets it: without the
+	// checks a deadline cannot stop a guest, so no shipped host may.
+	noLoopChecks bool
 }
 
 // DefaultSpares is the spare-pool size per module when Config.Spares is 0.
@@ -134,7 +139,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	// CloseOnContextDone makes compiled code check for cancellation, which
 	// is what turns a deadline into a stopped guest instead of a stuck one.
-	rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(pages))
+	rc = rc.WithCloseOnContextDone(!cfg.noLoopChecks).WithMemoryLimitPages(uint32(pages))
 
 	if cfg.MaxInstances < 0 {
 		return nil, fmt.Errorf("sandbox: MaxInstances %d is negative", cfg.MaxInstances)

@@ -107,6 +107,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		journal:   o.Journal,
 		tracer:    o.Tracer,
 		bus:       o.Bus,
+		symbols:   newSymbolCache(symbolCacheSize),
 	}, nil
 }
 

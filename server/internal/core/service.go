@@ -59,6 +59,8 @@ type Service struct {
 	// exchange performs token exchange for catalogs configured for it.
 	exchange TokenExchanger
 	bus      *bus.Bus
+	// symbols holds encoded symbol maps per session revision (symcache.go).
+	symbols *symbolCache
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine
@@ -221,9 +223,13 @@ func (s *Service) Plan(ctx context.Context, t *tenant.Tenant, ex *session.Execut
 		s.tracer.PlanCached(ctx)
 		return p, nil
 	}
+	sym, err := s.symbols.get(t.ID, ex)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
 	sb := s.sandboxFor(t)
 	pctx, span := s.tracer.Plan(ctx)
-	p, err := sb.Plan(pctx, &abi.PlanRequest{Program: program, Symbols: &ex.Symbols, Entries: ex.Entries})
+	p, err := sb.PlanWith(pctx, &abi.PlanRequest{Program: program, Entries: ex.Entries}, sym)
 	span.End(err)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)

@@ -1,0 +1,71 @@
+package core
+
+import (
+	"container/list"
+	"strconv"
+	"sync"
+
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/server/internal/session"
+)
+
+// symbolCacheSize bounds encoded symbol maps kept across all tenants. An
+// encoded map is a few KiB to a few tens of KiB; the bound is a few MiB.
+const symbolCacheSize = 512
+
+// symbolCache keeps each execute session's symbol map encoded, with its
+// digest, per symbol revision. Before it, every plan request marshalled
+// and hashed the session's whole map even when the guest already held the
+// decoded map under that digest. A session's map changes only with its
+// revision (every wave that adds symbols bumps DomainRevision, see
+// extendLocked), so (tenant, session, revision) names one map; the plan
+// cache relies on the same rule.
+type symbolCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front = most recently used; values are *symbolEntry
+	byKey map[string]*list.Element
+}
+
+type symbolEntry struct {
+	key string
+	sym *sandbox.Symbols
+}
+
+func newSymbolCache(max int) *symbolCache {
+	return &symbolCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+// symbolKey is length-prefixed like planKey, so no two inputs collide.
+func symbolKey(tenant string, ex *session.Execute) string {
+	return strconv.Itoa(len(tenant)) + ":" + tenant + strconv.Itoa(len(ex.ID)) + ":" + ex.ID + strconv.Itoa(ex.DomainRevision)
+}
+
+// get returns ex's encoded map, encoding it on the first request for this
+// revision. Two callers racing on a miss both encode; the maps are equal.
+func (c *symbolCache) get(tenant string, ex *session.Execute) (*sandbox.Symbols, error) {
+	key := symbolKey(tenant, ex)
+	c.mu.Lock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		sym := el.Value.(*symbolEntry).sym
+		c.mu.Unlock()
+		return sym, nil
+	}
+	c.mu.Unlock()
+	sym, err := sandbox.EncodeSymbols(&ex.Symbols)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[key]; !ok {
+		c.byKey[key] = c.order.PushFront(&symbolEntry{key: key, sym: sym})
+		for c.order.Len() > c.max {
+			last := c.order.Back()
+			c.order.Remove(last)
+			delete(c.byKey, last.Value.(*symbolEntry).key)
+		}
+	}
+	return sym, nil
+}
