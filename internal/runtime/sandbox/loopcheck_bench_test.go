@@ -91,4 +91,3 @@ func decodeRows(ctx context.Context, eng *Engine, body []byte, want int) error {
 	}
 	return nil
 }
-
