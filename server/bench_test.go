@@ -54,11 +54,13 @@ func BenchmarkPlanNative(b *testing.B) {
 		byID[c.EntryID] = c
 	}
 	b.ReportAllocs()
+	c0 := processCPU()
 	for b.Loop() {
 		if _, err := lang.Plan(req, byID); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, c0)
 }
 
 // BenchmarkPlanSandboxed plans the same program through a warm tenant
@@ -80,11 +82,13 @@ func BenchmarkPlanSandboxed(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	c0 := processCPU()
 	for b.Loop() {
 		if _, err := tn.Plan(ctx, req); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, c0)
 }
 
 // BenchmarkRunGet is an HTTP run of a get through plasmd (plan in the
@@ -136,6 +140,8 @@ func BenchmarkReverseProxyGet(b *testing.B) {
 func loopOK(b *testing.B, do func() (*http.Response, error)) {
 	b.Helper()
 	b.ReportAllocs()
+	c0 := processCPU()
+	defer func() { reportCPU(b, c0) }()
 	for b.Loop() {
 		resp, err := do()
 		if err != nil {

@@ -67,11 +67,13 @@ func BenchmarkLoopChecks(b *testing.B) {
 				}
 				b.SetBytes(int64(c.bytes))
 				b.ReportAllocs()
+				c0 := processCPU()
 				for b.Loop() {
 					if err := c.call(); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, c0, c.bytes)
 			})
 		}
 		eng.Close()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/engine/decode"
@@ -139,6 +140,20 @@ func patientPageLimits() Limits {
 	return l
 }
 
+// reportCPU reports process CPU per op since c0 and, for byte-sized ops,
+// megabytes decoded per CPU-second: figures a loaded machine moves far
+// less than wall time.
+func reportCPU(b *testing.B, c0 time.Duration, bytes int) {
+	cpu := processCPU() - c0
+	if cpu <= 0 || b.N == 0 {
+		return
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	if bytes > 0 {
+		b.ReportMetric(float64(bytes)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
 var pageReq = &abi.DecodeRequest{EntryID: "pages", Capability: "issue_list", Status: 200}
 
 // checkPage compares a decoded table with encoding/json's reading of the
@@ -208,12 +223,14 @@ func BenchmarkDecodePage(b *testing.B) {
 	b.Run("sandbox", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
+		c0 := processCPU()
 		for b.Loop() {
 			out, err := eng.Decode(ctx, pageReq, body)
 			if err != nil || len(out.Table.Rows) != pageRows {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, c0, len(body))
 	})
 	b.Run("engine-native", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
@@ -222,6 +239,7 @@ func BenchmarkDecodePage(b *testing.B) {
 		// tape and the decoder builds rows from it.
 		req := *pageReq
 		req.Tape = true
+		c0 := processCPU()
 		for b.Loop() {
 			tp, err := tape.AppendJSON(nil, body)
 			if err != nil {
@@ -232,15 +250,18 @@ func BenchmarkDecodePage(b *testing.B) {
 				b.Fatal(aerr)
 			}
 		}
+		reportCPU(b, c0, len(body))
 	})
 	b.Run("encoding-json", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
+		c0 := processCPU()
 		for b.Loop() {
 			var rows []map[string]any
 			if err := json.Unmarshal(body, &rows); err != nil || len(rows) != pageRows {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, c0, len(body))
 	})
 }
