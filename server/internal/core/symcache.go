@@ -3,6 +3,7 @@ package core
 import (
 	"container/list"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
@@ -37,8 +38,20 @@ func newSymbolCache(max int) *symbolCache {
 }
 
 // symbolKey is length-prefixed like planKey, so no two inputs collide.
+// Besides the revision it carries the map's section sizes and the prompt's
+// length: replicas sharing a session store take the per-session lock each
+// in its own process, so two concurrent waves there could both write the
+// same revision with different maps, and these cheap figures tell such
+// maps apart in all but the rarest case.
 func symbolKey(tenant string, ex *session.Execute) string {
-	return strconv.Itoa(len(tenant)) + ":" + tenant + strconv.Itoa(len(ex.ID)) + ":" + ex.ID + strconv.Itoa(ex.DomainRevision)
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(len(tenant)) + ":" + tenant + strconv.Itoa(len(ex.ID)) + ":" + ex.ID)
+	m := &ex.Symbols
+	for _, n := range []int{ex.DomainRevision, len(m.Entities), len(m.Methods), len(m.Slots), len(m.Relations), len(m.Values), len(ex.Prompt)} {
+		b.WriteString(strconv.Itoa(n))
+		b.WriteByte('.')
+	}
+	return b.String()
 }
 
 // get returns ex's encoded map, encoding it on the first request for this

@@ -37,6 +37,7 @@ func TestSymbolCache(t *testing.T) {
 		{"new revision re-encodes", "t", execWith("a", 2, "Issue", "Comment"), false},
 		{"other session", "t", execWith("b", 1, "Issue"), false},
 		{"other tenant, same session id", "u", execWith("a", 1, "Issue"), false},
+		{"another map written at the same revision", "t", execWith("a", 1, "Issue", "Label"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
