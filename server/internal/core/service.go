@@ -218,14 +218,17 @@ func (s *Service) Plan(ctx context.Context, t *tenant.Tenant, ex *session.Execut
 			digests = append(digests, c.Digest)
 		}
 	}
-	key := planKey(t.ID, ex.ID, ex.DomainRevision, s.engine.Digest, digests, program)
-	if p, ok := s.plans.get(key); ok {
-		s.tracer.PlanCached(ctx)
-		return p, nil
-	}
 	sym, err := s.symbols.get(t.ID, ex)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
+	}
+	// The map's digest joins the key: replicas sharing a store could write
+	// one revision twice with different maps, and a plan is only valid for
+	// the map it was planned against.
+	key := planKey(t.ID, ex.ID, ex.DomainRevision, s.engine.Digest, append(digests, sym.Digest()), program)
+	if p, ok := s.plans.get(key); ok {
+		s.tracer.PlanCached(ctx)
+		return p, nil
 	}
 	sb := s.sandboxFor(t)
 	pctx, span := s.tracer.Plan(ctx)
