@@ -424,14 +424,14 @@ func TestSessionIntentScopedExposure(t *testing.T) {
 					t.Errorf("seeded Issue teaches %s (has %v)", k, got)
 				}
 			}
-			// Relation targets teach reads only, whatever the intent says.
-			for _, target := range []string{"tracker:Comment", "tracker:User", "tracker:Project", "tracker:Label"} {
-				tk := kinds(t, o.text, target)
-				if tk["create"] || tk["update"] || tk["delete"] || tk["action"] {
-					t.Errorf("relation target %s teaches a mutator: %v", target, tk)
+			// SeedsExact: relation targets get no block and no e#, whatever
+			// the intent says; their relations name them by wire name.
+			for _, target := range []string{"Comment", "User", "Project", "Label"} {
+				if regexp.MustCompile(`(?m)^e\d+\S*\ttracker:` + target + ` · `).MatchString(o.text) {
+					t.Errorf("relation target %s was exposed: %s", target, o.text)
 				}
-				if !regexp.MustCompile(`(?m)^e\d+\t` + target + ` · read only`).MatchString(o.text) {
-					t.Errorf("relation target %s is not marked read only", target)
+				if !regexp.MustCompile(`(?m)\.r\d+\trelation e\d+ → \[?` + target + `\]? · `).MatchString(o.text) {
+					t.Errorf("no relation row naming %s by wire name", target)
 				}
 			}
 		})

@@ -94,7 +94,7 @@ var (
 	dotsRe        = regexp.MustCompile(`,\s*\.\.`)
 	bareDotsRe    = regexp.MustCompile(`\(\s*\.\.\s*\)`)
 	projectionRe  = regexp.MustCompile(`\[((?:p\d+,)*p\d+)\]$`)
-	relationRe    = regexp.MustCompile(`relation e\d+ → \[?(e\d+)\]?`)
+	relationRe    = regexp.MustCompile(`relation (e\d+) → \[?(e\d+|[A-Z]\w*)\]?`)
 	returnsRe     = regexp.MustCompile(`returns \[?(e\d+)\]?`)
 	optionalRe    = regexp.MustCompile(`optional params: ((?:p\d+, )*p\d+)`)
 	methodCallRe  = regexp.MustCompile(`\.m\d+\(`)
@@ -353,7 +353,7 @@ func (r *taughtRunner) entity(sym string) *catalog.Entity {
 // expected is the e# a row's result rows belong to ("" for none).
 func expected(meaning string) string {
 	if m := relationRe.FindStringSubmatch(meaning); m != nil {
-		return m[1]
+		return m[2]
 	}
 	if m := returnsRe.FindStringSubmatch(meaning); m != nil {
 		return m[1]
@@ -391,6 +391,13 @@ func (r *taughtRunner) run(p program) {
 	if want == "" {
 		t.Errorf("row %q promises no result entity: %q", p.row.expr, p.row.meaning)
 		return
+	}
+	if m := relationRe.FindStringSubmatch(p.row.meaning); m != nil && !leadingEntRe.MatchString(want) {
+		// A relation to an unexposed entity names it by wire name
+		// (SeedsExact); it lives in the source entity's catalog, and its
+		// rows must still come back with wire column names.
+		api, _, _ := strings.Cut(r.tb.entities[m[1]], ":")
+		r.tb.entities[want] = api + ":" + want
 	}
 	ent := r.entity(want)
 	entry, _, _ := strings.Cut(r.tb.entities[want], ":")

@@ -26,5 +26,5 @@ const preamble = `# plasm teaching table for this session. Send programs to plas
 #   dry-run with plasm when unsure: it returns the plan and its verdict (review for mutations and unbounded reads) without calling any API
 #   bind a read once and reuse it; one program can return several roots
 #   take ids and filter values from earlier results; never guess them
-#   entities marked "read only" were reached through a relation: read them, do not write them
+#   a relation to an entity without an eN ("relation e1 → Generation") runs as taught; its rows use wire names; seed that entity with plasm_context to get its eN and rows
 `

@@ -26,6 +26,7 @@ func TestRandomWaves(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		m := &symbol.Map{}
 		var ex teaching.Exposure
+		seeded := map[teaching.Seed]bool{}
 		for i, req := range teachingtest.RandomRequests(r, cats, 1+r.IntN(5)) {
 			before := m.Clone()
 			w, err := teaching.Expose(m, ex, req)
@@ -33,6 +34,10 @@ func TestRandomWaves(t *testing.T) {
 				t.Fatalf("seed %d wave %d: %v", seed, i, err)
 			}
 			assertPrefix(t, before, m)
+			for _, s := range req.Seeds {
+				seeded[s] = true
+			}
+			assertExact(t, w.Exposure, seeded)
 			text := teaching.RenderDelta(m, w)
 			if i == 0 || len(ex.Entities) == 0 {
 				if w.Kind != teaching.First {
@@ -59,6 +64,20 @@ func assertPrefix(t *testing.T, before, after *symbol.Map) {
 		isPrefix(before.Values, after.Values)
 	if !ok {
 		t.Fatalf("earlier symbol assignments changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+// assertExact checks SeedsExact: the exposed entities are exactly the
+// entities seeded so far, each with an e#, none reached through a relation.
+func assertExact(t *testing.T, ex teaching.Exposure, seeded map[teaching.Seed]bool) {
+	t.Helper()
+	if len(ex.Entities) != len(seeded) {
+		t.Fatalf("exposed %d entities %+v, seeded %d %v", len(ex.Entities), ex.Entities, len(seeded), seeded)
+	}
+	for _, e := range ex.Entities {
+		if !e.Seeded || !seeded[teaching.Seed{EntryID: e.EntryID, Entity: e.Entity}] {
+			t.Fatalf("exposed %s:%s without seeding it", e.EntryID, e.Entity)
+		}
 	}
 }
 

@@ -9,11 +9,14 @@
 // rows only. The map that rendered the rows is the map the guest uses to
 // expand programs, so every row means exactly what it says.
 //
-// Exposure rules: a seeded (entry, entity) always teaches its read surface
-// (query, search, get) and its relations; its create/update/delete/action
-// capabilities appear only when the intent's words overlap the capability or
-// the caller ranked it. Entities reached by a relation of a seeded entity
-// teach their read surface only, and their own relations are not followed.
+// Exposure rules (seed 002, FocusSpec::SeedsExact): a wave exposes exactly
+// its seeded entities. A seeded (entry, entity) always teaches its read
+// surface (query, search, get) and its relations; its create/update/delete/
+// action capabilities appear only when the intent's words overlap the
+// capability or the caller ranked it. A relation's target is not exposed by
+// the relation: its row names the target by wire name and still runs, and
+// the target gets its e# when a later wave seeds it, leaving every earlier
+// symbol as it was.
 package teaching
 
 import (
@@ -213,10 +216,14 @@ func Expose(m *symbol.Map, prev Exposure, req Request) (Wave, error) {
 			if target == nil || target.Abstract || !materializable(cat, ent, rel) {
 				continue
 			}
+			// The target is not exposed (SeedsExact): the relation row
+			// names it by its wire name, the hop runs on the catalog, and
+			// the target gets an e# only when a later wave seeds it.
 			st.addRel(symbol.Relation{EntryID: cat.EntryID, Entity: ent.Name, Name: rn})
-			st.reach(cat.EntryID, target.Name)
 		}
 	}
+	// Entities exposed unseeded by an older wave (before SeedsExact) keep
+	// their read surface.
 	for _, k := range st.keys(false) {
 		cat := req.Catalogs[k.entry]
 		st.addReads(cat, cat.Entities[k.name])
@@ -372,13 +379,6 @@ func newExposureSet(prev Exposure) *exposureSet {
 }
 
 func (st *exposureSet) seed(entry, name string) { st.entities[entityKey{entry, name}] = true }
-
-func (st *exposureSet) reach(entry, name string) {
-	k := entityKey{entry, name}
-	if _, ok := st.entities[k]; !ok {
-		st.entities[k] = false
-	}
-}
 
 func (st *exposureSet) addCap(entry, name string) { st.caps[capKey{entry, name}] = true }
 
