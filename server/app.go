@@ -105,6 +105,10 @@ type Config struct {
 	// stateless mode): intent comes from each request's _meta and
 	// plasm_context answers canonical refs any replica resolves.
 	MCPStateless bool
+	// OperationTimeout bounds one long operation (0 = 10 minutes);
+	// OperationWait is how long wait(…) holds for an unfinished one
+	// (0 = 10 seconds).
+	OperationTimeout, OperationWait time.Duration
 }
 
 // App is a running plasmd: HTTP and MCP surfaces over one Service.
@@ -181,23 +185,28 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		}
 	}
 	svc, err := core.New(ctx, core.Options{
-		Bus:         events,
-		Logger:      cfg.Logger,
-		Catalogs:    catalogs,
-		Host:        host,
-		Engine:      engine,
-		Sender:      eg,
-		Exec:        executor.New(tracer.Sender(eg), executor.Limits{}, executor.WithObserver(m)),
-		Store:       store,
-		Limits:      cfg.Limits,
-		Modules:     cfg.Modules,
-		Journal:     journal,
-		Tracer:      tracer,
-		Credentials: cfg.Credentials,
-		Audit:       cfg.Audit,
-		Limiter:     cfg.RateLimiter,
-		Clock:       cfg.Clock,
-		Exchange:    exchangeFor(cfg),
+		Bus:      events,
+		Logger:   cfg.Logger,
+		Catalogs: catalogs,
+		Host:     host,
+		Engine:   engine,
+		Sender:   eg,
+		// ProbeSender lets long operations stop between calls and runs
+		// report progress to MCP clients.
+		Exec:             executor.New(&core.ProbeSender{Next: tracer.Sender(eg)}, executor.Limits{}, executor.WithObserver(m)),
+		Store:            store,
+		Limits:           cfg.Limits,
+		Modules:          cfg.Modules,
+		Journal:          journal,
+		Tracer:           tracer,
+		Credentials:      cfg.Credentials,
+		Audit:            cfg.Audit,
+		Limiter:          cfg.RateLimiter,
+		Clock:            cfg.Clock,
+		Exchange:         exchangeFor(cfg),
+		Metrics:          m.Registry(),
+		OperationTimeout: cfg.OperationTimeout,
+		OperationWait:    cfg.OperationWait,
 	})
 	if err != nil {
 		closeStore()
@@ -235,6 +244,10 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		// Stateless: no Mcp-Session-Id, each request stands alone, so any
 		// replica serves any request (refs are canonical, see stateless.go).
 		Stateless: cfg.MCPStateless,
+		// Keep each stream's events (bounded, 10 MiB across sessions) so a
+		// client that lost its stream resumes with Last-Event-ID and loses
+		// nothing: the SDK's own event store.
+		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	if err := a.newConsole(); err != nil {
 		host.Close(ctx)

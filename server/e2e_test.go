@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,8 +51,21 @@ func (r httpResult) json(t testing.TB) map[string]any {
 	return m
 }
 
+// liveRunPath matches POST /execute/{ph}/{s} (a run, unless ?mode=plan).
+var liveRunPath = regexp.MustCompile(`^/execute/[^/?]+/[^/?]+(\?|$)`)
+
 func (f *fixture) do(t testing.TB, method, path, contentType, body string, header ...string) httpResult {
 	t.Helper()
+	if method == http.MethodPost && liveRunPath.MatchString(path) && !strings.Contains(path, "force=") && !strings.Contains(path, "plan_commit_ref=") {
+		// Tests of results force review plans through; review gating has
+		// its own tests (gate_test.go), which always say force= or
+		// plan_commit_ref= explicitly.
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "force=true"
+	}
 	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -48,6 +48,7 @@ func (a *App) routes(e *echo.Echo) {
 	auth.POST("/execute/:ph/:s/context", a.executeContext)
 	auth.GET("/execute/:ph/:s/runs", a.executeRuns)
 	auth.GET("/execute/:ph/:s/artifacts/:run", a.executeArtifact)
+	auth.GET("/execute/:ph/:s/operations/:handle", a.executeOperation)
 	// Metrics carry tenant ids (bounded, from the tenants file) but no
 	// secrets; with auth on only loopback clients (operators) may read them.
 	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()), a.operatorOnly)
@@ -333,16 +334,29 @@ func (a *App) executeRun(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"plan": p, "verdict": p.Verdict, "summary": p.Summary, "reads": executor.Reads(p, t.Limits.RunBudget())})
+		body := map[string]any{"plan": p, "verdict": p.Verdict, "summary": p.Summary, "reads": executor.Reads(p, t.Limits.RunBudget())}
+		pc, err := a.svc.CommitPlan(ctx, t, ex.ID, p)
+		if err != nil {
+			return err
+		}
+		if pc != "" {
+			body["plan_commit_ref"] = pc
+		}
+		return c.JSON(http.StatusOK, body)
 	}
 	format, err := negotiate(c.Request().Header.Get("Accept"))
 	if err != nil {
 		return err
 	}
-	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, Ref: "s0", CommitRef: c.QueryParam("plan_commit_ref")}, program)
+	gate := core.Gate{Force: c.QueryParam("force") == "true", PlanCommitRef: c.QueryParam("plan_commit_ref")}
+	ans, err := a.svc.Execute(ctx, t, core.RunScope{Execute: &ex, Ref: "s0", Gate: gate, CommitRef: gate.PlanCommitRef}, program, waitParam(c))
 	if err != nil {
 		return err
 	}
+	if ans.Outcome == nil {
+		return operationResponse(c, format, ans)
+	}
+	out := ans.Outcome
 	meta := runMeta(out)
 	switch format {
 	case "application/json":

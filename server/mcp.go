@@ -14,8 +14,8 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
-	"github.com/plasmd/plasmd/server/internal/results"
 	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/teaching"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
@@ -36,22 +36,24 @@ type contextIn struct {
 	Intent string      `json:"intent,omitempty" jsonschema:"stable host-chosen string naming this agent context; may be omitted when announced in initialize _meta.plasm.intent"`
 	Seeds  []core.Seed `json:"seeds" jsonschema:"entities to expose: [{api, entity}]"`
 	Ranked []string    `json:"ranked_capabilities,omitempty" jsonschema:"capability names to expose even without intent overlap"`
+	// Refresh resends the session's whole teaching table (an agent that
+	// lost it, e.g. restarted with the same intent); never sent unasked.
+	Refresh bool `json:"refresh,omitempty" jsonschema:"true to get the session's whole teaching table again (if you lost it)"`
 }
 
 type programIn struct {
-	Ref     string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned, e.g. s0"`
+	Ref     string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned (s0), or its session_handle (works from any connection)"`
 	Program string `json:"program" jsonschema:"a plasm program (real newlines between lines)"`
 }
 
 type runIn struct {
-	Ref     string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned, e.g. s0"`
+	Ref     string `json:"logical_session_ref" jsonschema:"the ref plasm_context returned (s0), or its session_handle (works from any connection)"`
 	Program string `json:"program" jsonschema:"a plasm program (real newlines between lines)"`
-	// Accepted so clients written for Plasm's flow do not fail validation;
-	// this server runs every plan synchronously and does not yet gate
-	// review plans, so they change nothing (see README status).
-	Wait          *bool  `json:"wait,omitempty" jsonschema:"accepted for compatibility; runs are always synchronous here"`
-	Force         bool   `json:"force,omitempty" jsonschema:"accepted for compatibility; review plans are not gated by this server yet"`
-	PlanCommitRef string `json:"plan_commit_ref,omitempty" jsonschema:"accepted for compatibility; review plans are not gated by this server yet"`
+	// Wait false runs the program as an operation (core/operations.go);
+	// absent, the server decides by the plan's cost.
+	Wait          *bool  `json:"wait,omitempty" jsonschema:"false: return wait(sN_oM) at once and work in the background"`
+	Force         bool   `json:"force,omitempty" jsonschema:"true runs a review plan without a plan_commit_ref"`
+	PlanCommitRef string `json:"plan_commit_ref,omitempty" jsonschema:"the pcN a plasm dry run of this same program returned (single use, valid 10 minutes)"`
 }
 
 // mcpSessions names transport sessions: the Mcp-Session-Id when there is
@@ -126,11 +128,12 @@ func (a *App) newMCPServer() *mcp.Server {
 	})
 	s.AddReceivingMiddleware(a.rateLimitTools)
 	s.AddReceivingMiddleware(a.notifyMiddleware)
-	mcp.AddTool(s, &mcp.Tool{Name: "discover_capabilities", Description: "Rank catalog entities for one intent sentence describing the whole goal. Returns TSV rows api/entity/description; copy api and entity into plasm_context seeds."}, a.toolDiscover)
-	mcp.AddTool(s, &mcp.Tool{Name: "plasm_context", Description: "Open or extend the logical session for an intent with entity seeds. First line is the logical_session_ref (`s0`); then the teaching table (first open) or only new rows (expand/federate), or one line when nothing changed."}, a.toolContext)
-	mcp.AddTool(s, &mcp.Tool{Name: "plasm", Description: "Dry-run a program: parse, expand symbols, type-check and plan without calling any backend. Returns the plan summary and verdict."}, a.toolPlan)
-	mcp.AddTool(s, &mcp.Tool{Name: "plasm_run", Description: "Run a program against the live backends. Results: one `## label (n rows)` heading and a TSV table per root."}, a.toolRun)
+	mcp.AddTool(s, discoverTool(), a.toolDiscover)
+	mcp.AddTool(s, contextTool(), a.toolContext)
+	mcp.AddTool(s, planTool(), a.toolPlan)
+	mcp.AddTool(s, runTool(), a.toolRun)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "run", URITemplate: "plasm://session/{ref}/r/{n}", MIMEType: "application/json", Description: "A run's full results, by logical session ref and run number"}, a.readRunResource)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "teaching", URITemplate: "plasm://session/{ref}/teaching", MIMEType: "text/markdown", Description: "The logical session's whole teaching table (first wave and every delta), by ref or session handle"}, a.readTeachingResource)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "run-canonical", URITemplate: "plasm://execute/{prompt_hash}/{session_id}/run/{run_id}", MIMEType: "application/json", Description: "A run's full results, by canonical id"}, a.readRunResource)
 	return s
 }
@@ -250,7 +253,11 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 		canonicalRef(out)
 	}
 	meta := contextMeta(out)
-	return withMeta(out.Text, meta, nil), nil, nil
+	text := out.Text
+	if in.Refresh && out.Wave != teaching.First {
+		text = "`" + out.Ref + "`\n\n" + out.Execute.Prompt
+	}
+	return withMeta(text, meta, nil), nil, nil
 }
 
 func contextMeta(out *core.ContextResult) map[string]any {
@@ -264,69 +271,59 @@ func contextMeta(out *core.ContextResult) map[string]any {
 	if out.Continuity.PreviousExecute != nil {
 		cont["previous_execute"] = out.Continuity.PreviousExecute
 	}
-	m := map[string]any{
-		"logical_session_ref": out.Ref,
-		"logical_session_id":  out.LogicalID,
-		"continuity":          cont,
-		"domain_revision":     out.Execute.DomainRevision,
-		"catalog_entry_ids":   out.Execute.Entries,
+	meta := map[string]any{
+		"continuity":        cont,
+		"domain_revision":   out.Execute.DomainRevision,
+		"catalog_entry_ids": out.Execute.Entries,
 	}
+	sessionMetaFields(meta, out.Ref, out.LogicalID)
 	if out.Execute.Principal != "" {
-		m["principal"] = out.Execute.Principal
+		meta["principal"] = out.Execute.Principal
 	}
-	return m
+	return meta
 }
 
-// sessionFor resolves a logical_session_ref to its live execute session.
-// A stale binding is an error telling the agent to call plasm_context again.
-func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref string) (session.Execute, string, error) {
-	if strings.TrimSpace(ref) == "" {
-		return session.Execute{}, "", problem.BadRequest("missing-ref", "logical_session_ref is required (call plasm_context first)")
-	}
-	id, err := a.resolveRef(ctx, transport, t, ref)
-	if storeUnavailable(err) {
-		return session.Execute{}, "", err
-	}
+// sessionFor resolves a logical_session_ref (or canonical session handle)
+// to its live execute session, the logical id and the ref naming it on this
+// connection. A stale binding is an error telling the agent to call
+// plasm_context again.
+func (a *App) sessionFor(ctx context.Context, t *tenant.Tenant, transport, ref string) (session.Execute, string, string, error) {
+	id, sref, err := a.resolveSession(ctx, t, transport, ref)
 	if err != nil {
-		p := problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
-		p.Hint = "call plasm_context with your intent and seeds; it returns the ref to use"
-		return session.Execute{}, "", p
+		return session.Execute{}, "", "", err
 	}
 	l, err := a.svc.Store().GetLogical(ctx, t.ID, id)
 	if storeUnavailable(err) {
-		return session.Execute{}, "", err
+		return session.Execute{}, "", "", err
 	}
 	if err != nil || l.Binding == nil {
 		p := problem.NotFound("logical session %s has no execute session", ref)
 		p.Hint = "call plasm_context again with the same intent"
-		return session.Execute{}, "", p
+		return session.Execute{}, "", "", p
 	}
 	ex, err := a.svc.Store().GetExecute(ctx, t.ID, l.Binding.PromptHash, l.Binding.SessionID)
 	if err == nil && ex.Principal != t.Principal {
-		return session.Execute{}, "", problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
+		return session.Execute{}, "", "", problem.NotFound("logical_session_ref %q is unknown on this connection", ref)
 	}
 	if storeUnavailable(err) {
-		return session.Execute{}, "", err
+		return session.Execute{}, "", "", err
 	}
 	if err != nil {
-		p := problem.New(http.StatusGone, "stale-session", fmt.Sprintf("the execute session behind %s expired or is gone; its symbols are void", ref))
-		p.Hint = "call plasm_context again with the same intent to open a new session, then use only the new table's symbols"
-		return session.Execute{}, "", p
+		return session.Execute{}, "", "", staleSession(ref)
 	}
-	return ex, id, nil
+	return ex, id, sref, nil
 }
 
 func (a *App) baseMeta(ref, logicalID string, ex session.Execute) map[string]any {
-	m := map[string]any{
-		"logical_session_ref": ref,
-		"logical_session_id":  logicalID,
-		"domain_revision":     ex.DomainRevision,
-		"catalog_entry_ids":   ex.Entries,
+	meta := map[string]any{
+		"domain_revision":   ex.DomainRevision,
+		"catalog_entry_ids": ex.Entries,
 	}
+	sessionMetaFields(meta, ref, logicalID)
 	if ex.Principal != "" {
-		m["principal"] = ex.Principal
+		meta["principal"] = ex.Principal
 	}
-	return m
+	return meta
 }
 
 func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in programIn) (*mcp.CallToolResult, any, error) {
@@ -334,11 +331,11 @@ func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in program
 	if err != nil {
 		return toolError(problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
-	ex, lid, err := a.sessionFor(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), in.Ref)
+	ex, lid, ref, err := a.sessionFor(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), in.Ref)
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
-	meta := a.baseMeta(in.Ref, lid, ex)
+	meta := a.baseMeta(ref, lid, ex)
 	p, err := a.svc.Plan(ctx, t, &ex, in.Program)
 	if err != nil {
 		return toolError(err, meta), nil, nil
@@ -365,6 +362,14 @@ func (a *App) toolPlan(ctx context.Context, req *mcp.CallToolRequest, in program
 	for _, r := range executor.Reads(p, t.Limits.RunBudget()) {
 		fmt.Fprintf(&b, "reads: %s\n", r)
 	}
+	pc, err := a.svc.CommitPlan(ctx, t, lid, p)
+	if err != nil {
+		return toolError(err, meta), nil, nil
+	}
+	if pc != "" {
+		fmt.Fprintf(&b, "plan_commit_ref: %s (pass it to plasm_run with this program; single use, valid 10 minutes)\n", pc)
+		meta["plan_commit_ref"] = pc
+	}
 	meta["verdict"] = p.Verdict
 	return withMeta(b.String(), meta, map[string]any{"plan": p}), nil, nil
 }
@@ -388,19 +393,19 @@ func (a *App) toolRun(ctx context.Context, req *mcp.CallToolRequest, in runIn) (
 		return toolError(problem.New(http.StatusUnauthorized, "unauthorized", "a valid bearer token is required"), nil), nil, nil
 	}
 	transport := a.mcpIDs.id(req.Session, req.Extra, t)
-	ex, lid, err := a.sessionFor(ctx, t, transport, in.Ref)
+	ex, lid, ref, err := a.sessionFor(ctx, t, transport, in.Ref)
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
-	meta := a.baseMeta(in.Ref, lid, ex)
-	out, err := a.svc.Run(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: a.runRef(ctx, transport, t, in.Ref, lid), CommitRef: in.PlanCommitRef}, in.Program)
+	meta := a.baseMeta(ref, lid, ex)
+	ctx, notify := a.runNotifications(ctx, req, ref)
+	ans, err := a.svc.Execute(ctx, t, core.RunScope{Execute: &ex, LogicalID: lid, Ref: ref, Transport: transport, CommitRef: in.PlanCommitRef,
+		Gate: core.Gate{Force: in.Force, PlanCommitRef: in.PlanCommitRef}, ByHandle: core.IsSessionHandle(in.Ref) || in.Ref == lid}, in.Program, in.Wait)
+	notify(ans, err)
 	if err != nil {
 		return toolError(err, meta), nil, nil
 	}
-	for k, v := range runMeta(out) {
-		meta[k] = v
-	}
-	return withMeta(results.Markdown(out.Roots), meta, map[string]any{"results": jsonRoots(out.Roots)}), nil, nil
+	return answerResult(ans, meta), nil, nil
 }
 
 // runMeta is the per-run part of _meta.plasm.
@@ -448,7 +453,7 @@ func (a *App) readRunResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		lid, err := a.resolveRef(ctx, a.mcpIDs.id(req.Session, req.Extra, t), t, ref)
+		lid, _, err := a.resolveSession(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), ref)
 		if err != nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}

@@ -148,8 +148,16 @@ func runCall(t testing.TB, cs *mcp.ClientSession, ref, program string) toolOut {
 	return call(t, cs, "plasm_run", map[string]any{"logical_session_ref": ref, "program": program})
 }
 
-func unchangedText(n int) string {
-	return "_Session unchanged (`e1`…`e" + strconv.Itoa(n) + "`). Use `plasm` / `plasm_run` with this logical_session_ref._"
+// unchangedText is the whole plasm_context answer when nothing is new: the
+// ref line, then the unchanged line saying how to get the table again.
+func unchangedText(ref string, n int) string {
+	return "`" + ref + "`\n\n_Session unchanged (`e1`…`e" + strconv.Itoa(n) + "`). Use `plasm` / `plasm_run` with this logical_session_ref." +
+		" Lost the table? Call `plasm_context` with `refresh: true`, or read `plasm://session/" + ref + "/teaching`._"
+}
+
+func refOf(o toolOut) string {
+	ref, _ := o.meta["logical_session_ref"].(string)
+	return ref
 }
 
 // patientLimits are the default limits with deadlines no loaded CI machine

@@ -185,7 +185,7 @@ func TestSessionLogicalRefsAcrossTransports(t *testing.T) {
 				t.Fatalf("logical id %s, want %s", logicalID(o), logicalID(st.sameAs))
 			}
 			// The logical session already has this exposure: one line.
-			if o.text != unchangedText(entityCount(a1.text)) {
+			if o.text != unchangedText(refOf(o), entityCount(a1.text)) {
 				t.Fatalf("reopen text %q", o.text)
 			}
 			if continuity(o)["new_symbol_space"] != false {
@@ -214,7 +214,7 @@ func TestSessionLogicalRefsAcrossTransports(t *testing.T) {
 	}
 	again := contextCall(t, c1, "intent beta", "kanban:Issue", "tracker:Issue")
 	checkContextMeta(t, again, "s1", 2, "tracker", "kanban")
-	if again.text != unchangedText(entityCount(b1.text, fed.text)) {
+	if again.text != unchangedText(refOf(again), entityCount(b1.text, fed.text)) {
 		t.Fatalf("connection 1 re-applying the federated seeds: %q", again.text)
 	}
 
@@ -281,7 +281,7 @@ func TestSessionWaves(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := contextCall(t, cs, intent, tc.seeds...)
-			if o.text != unchangedText(n) {
+			if o.text != unchangedText(refOf(o), n) {
 				t.Fatalf("want exactly the unchanged line, got %q", o.text)
 			}
 			checkContextMeta(t, o, "s0", 3, "tracker", "kanban")
@@ -307,7 +307,7 @@ func TestSessionMultiCatalogOpen(t *testing.T) {
 		t.Fatal("the primary (kanban) does not teach first")
 	}
 	again := contextCall(t, cs, "compare boards", "tracker:Issue", "kanban:Issue")
-	if again.text != unchangedText(entityCount(x.text)) {
+	if again.text != unchangedText(refOf(again), entityCount(x.text)) {
 		t.Fatalf("multi-catalog seed set applied again: %q", again.text)
 	}
 }
@@ -411,7 +411,11 @@ func TestSessionIntentScopedExposure(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := mustOK(t, call(t, cs, "plasm_context", map[string]any{"intent": tc.intent, "seeds": seedList("tracker:Issue"), "ranked_capabilities": tc.ranked}))
+			args := map[string]any{"intent": tc.intent, "seeds": seedList("tracker:Issue")}
+			if tc.ranked != nil {
+				args["ranked_capabilities"] = tc.ranked // optional: omitted, never null
+			}
+			o := mustOK(t, call(t, cs, "plasm_context", args))
 			checkContextMeta(t, o, "s"+strconvItoa(i), 1, "tracker")
 			got := kinds(t, o.text, "tracker:Issue")
 			for _, k := range tc.want {

@@ -109,7 +109,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.Var(&c.catalogs, "catalogs", "a directory of catalog directories, or one catalog directory (repeatable)")
 	fs.StringVar(&c.tenantsFile, "tenants", "", "tenants file (YAML): bearer token digests, catalogs, secrets, limits; without it auth is off and only loopback is allowed")
 	fs.DurationVar(&c.idleTTL, "session-idle-ttl", 30*time.Minute, "expire execute sessions idle this long")
-	fs.StringVar(&c.cacheDir, "cache-dir", "", "persist compiled Wasm modules here across restarts")
+	fs.StringVar(&c.cacheDir, "cache-dir", defaultCacheDir(), "keep compiled Wasm modules here across restarts and processes (shared safely; entries keyed by wazero version and module digest); \"off\" keeps them in memory only")
 	fs.IntVar(&c.maxInst, "max-instances", 0, "cap on sandbox instances across all tenants (0 = no cap); idle tenants are evicted least recently used first")
 	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -181,7 +181,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		}
 	}
 	app, err := server.New(ctx, server.Config{
-		SessionIdleTTL: c.idleTTL, CacheDir: c.cacheDir, Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
+		SessionIdleTTL: c.idleTTL, CacheDir: resolveCacheDir(c.cacheDir, log), Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
 		MaxInstances: c.maxInst, Spares: c.spares,
 		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
 		CredentialsFile: c.credentials, AuditFile: c.auditLog,

@@ -157,6 +157,17 @@ func TestRunCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out.String(), `"verdict":"review"`) {
 		t.Fatalf("plan: code %d stdout %s", code, out.String())
 	}
+	// A review plan runs only with --force.
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--seed", "tracker:Issue", `Issue("iss-1").close()`}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "needs review") || !strings.Contains(errb.String(), "--force") {
+		t.Fatalf("review plan without --force: code %d stderr %q", code, errb.String())
+	}
+	code = run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--seed", "tracker:Issue", "--force", `Issue("iss-1").close()[id,status]`}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "closed") {
+		t.Fatalf("--force: code %d stdout %s stderr %s", code, out.String(), errb.String())
+	}
 	if code := run([]string{"run", "--demo", "Issue"}, &out, &errb); code != 2 {
 		t.Fatalf("run without seeds: code %d", code)
 	}

@@ -26,8 +26,9 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&seeds, "seed", "api:Entity to expose (repeatable), e.g. tracker:Issue")
 	format := fs.String("format", "markdown", "markdown, json, ndjson or tsv")
 	planOnly := fs.Bool("plan", false, "dry run: print the plan, call no backend")
+	force := fs.Bool("force", false, "run a review plan (mutations, unbounded or unprojected reads) as is")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: plasmd run [--demo] [--catalogs DIR] --seed api:Entity… [--plan] [--format F] PROGRAM|-`)
+		fmt.Fprintln(stderr, `usage: plasmd run [--demo] [--catalogs DIR] --seed api:Entity… [--plan | --force] [--format F] PROGRAM|-`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -116,13 +117,21 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	path := opened.Location
-	if *planOnly {
+	switch {
+	case *planOnly:
 		path += "?mode=plan"
 		accept = "application/json"
+	case *force:
+		// One command is one dry run and one live run at most; a person
+		// who typed --force has reviewed the program.
+		path += "?force=true"
 	}
 	code, body = do(http.MethodPost, path, "text/plain", accept, program)
 	if code != http.StatusOK {
 		fmt.Fprintln(stderr, "plasmd:", problemText(body))
+		if code == http.StatusPreconditionRequired {
+			fmt.Fprintln(stderr, "plasmd: check the plan with --plan, then run again with --force")
+		}
 		return 1
 	}
 	fmt.Fprint(stdout, body)

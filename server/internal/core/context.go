@@ -103,7 +103,7 @@ func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, inte
 			}
 			out.Execute, out.Wave = ext.Execute, ext.Kind
 			if ext.Unchanged {
-				out.Text = ext.Text
+				out.Text = unchangedAnswer(ref, ext.Text)
 			} else {
 				out.Text = "`" + ref + "`\n\n" + ext.Text
 			}
@@ -125,7 +125,7 @@ func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, inte
 	}
 	out.Execute = op.Execute
 	if op.Reused {
-		out.Text = unchangedLine(&op.Execute.Symbols)
+		out.Text = unchangedAnswer(ref, unchangedLine(&op.Execute.Symbols))
 		return out, nil
 	}
 	out.Continuity.NewSymbolSpace = true

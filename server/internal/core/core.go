@@ -12,6 +12,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
@@ -61,6 +63,12 @@ type Options struct {
 	Exchange TokenExchanger
 	// Bus, if set, hears the rows each run's mutations changed.
 	Bus *bus.Bus
+	// Metrics, if set, receives the long-operation metrics.
+	Metrics prometheus.Registerer
+	// OperationTimeout bounds one long operation (0 = 10 minutes);
+	// OperationWait is how long wait(…) holds for an unfinished one
+	// (0 = 10 seconds). See operations.go.
+	OperationTimeout, OperationWait time.Duration
 }
 
 // TokenExchanger exchanges the caller's access token for an upstream
@@ -108,14 +116,18 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		tracer:    o.Tracer,
 		bus:       o.Bus,
 		symbols:   newSymbolCache(symbolCacheSize),
+		ops:       newOpRunner(o.Metrics, o.OperationTimeout, o.OperationWait),
 	}, nil
 }
 
 // Store is the session store the service keeps its state in.
 func (s *Service) Store() session.Store { return s.store }
 
-// Close releases the sandbox host.
-func (s *Service) Close(ctx context.Context) { s.host.Close(ctx) }
+// Close stops long operations and releases the sandbox host.
+func (s *Service) Close(ctx context.Context) {
+	s.ops.close()
+	s.host.Close(ctx)
+}
 
 // Health is what operators see of the service.
 type Health struct {

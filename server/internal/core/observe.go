@@ -19,9 +19,18 @@ import (
 // logical session's trace, logs one line for it, and records it, failed or
 // not, in the activity journal the console reads.
 func (s *Service) Run(ctx context.Context, t *tenant.Tenant, sc RunScope, program string) (*RunOutcome, error) {
+	return s.observeRun(ctx, t, sc, program, func(ctx context.Context) (*RunOutcome, error) {
+		return s.runProgram(ctx, t, sc, program)
+	})
+}
+
+// observeRun runs do as Run does: traced, logged and journaled. Execute
+// and long operations (operations.go) run through it too.
+func (s *Service) observeRun(ctx context.Context, t *tenant.Tenant, sc RunScope, program string,
+	do func(ctx context.Context) (*RunOutcome, error)) (*RunOutcome, error) {
 	start := time.Now()
 	ctx, span := s.tracer.Run(ctx, tracing.RunInfo{Tenant: t.ID, LogicalID: sc.LogicalID, SessionID: sc.Execute.ID})
-	out, err := s.runProgram(ctx, t, sc, program)
+	out, err := do(ctx)
 	if err == nil {
 		span.SetRunID(out.Run.RunID)
 		out.TraceID = span.TraceID()

@@ -61,6 +61,8 @@ type Service struct {
 	bus      *bus.Bus
 	// symbols holds encoded symbol maps per session revision (symcache.go).
 	symbols *symbolCache
+	// ops runs long operations (operations.go).
+	ops *opRunner
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox.Engine
@@ -250,6 +252,15 @@ type RunScope struct {
 	Ref string
 	// CommitRef is the plan_commit_ref the client passed, for the audit log.
 	CommitRef string
+	// Transport is the MCP transport the run arrived on ("" for HTTP);
+	// paging handles minted on another connection are checked against it.
+	Transport string
+	// Gate is what the run presents to pass review gating (gate.go).
+	Gate Gate
+	// ByHandle: the caller named the session by its canonical handle (a
+	// client that connects per call), so its page and operation handles
+	// may carry the sN of an earlier connection.
+	ByHandle bool
 }
 
 func (r RunScope) scope() string {
@@ -278,9 +289,17 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkGate(ctx, t, sc.scope(), p, sc.Gate); err != nil {
+		return nil, err
+	}
 	if err := s.admitPlan(ctx, t, p); err != nil {
 		return nil, err
 	}
+	return s.runPlanned(ctx, t, sc, program, p)
+}
+
+// runPlanned executes a plan that passed review gating and admission.
+func (s *Service) runPlanned(ctx context.Context, t *tenant.Tenant, sc RunScope, program string, p *plan.Plan) (*RunOutcome, error) {
 	sb := s.sandboxFor(t)
 	origins := s.registry.Origins(sc.Execute.Entries)
 	secrets, err := s.principalSecrets(ctx, t, p, s.registry.secretsFor(t, sc.Execute.Entries))
@@ -347,7 +366,7 @@ func (s *Service) resolvePage(ctx context.Context, t *tenant.Tenant, sc RunScope
 		return nil, &problem.Problem{Type: problem.Base + "bad-handle", Title: "Bad Request", Status: 400,
 			Detail: fmt.Sprintf("%q is not a paging handle", handle), Hint: "paging handles look like s0_pg1 and come from earlier results"}
 	}
-	if ref != sc.Ref {
+	if ref != sc.Ref && !s.foreignPageRef(ctx, t, sc, ref) {
 		return nil, &problem.Problem{Type: problem.Base + "bad-handle", Title: "Bad Request", Status: 400,
 			Detail: fmt.Sprintf("paging handle %s belongs to logical session %s, not %s", handle, ref, sc.Ref),
 			Hint:   "use handles from this logical_session_ref's own results"}

@@ -25,6 +25,9 @@ func TestValuesSerialise(t *testing.T) {
 			Roots: []RunRoot{{Label: "e1", EntryID: "github", Entity: "Repo", PageHandle: "s0_pg1",
 				Table: abi.Table{Columns: []string{"id"}, Rows: [][]any{{"a"}, {2.5}, {nil}, {true}}}}}}, &Run{}},
 		{"page", Page{Tenant: "A", Scope: "L", N: 4}, &Page{}},
+		{"plan commit", PlanCommit{Tenant: "A", Scope: "L", N: 2, PlanHash: "h", Summary: "plan review · 1n 1r → single", Expires: when}, &PlanCommit{}},
+		{"operation", Operation{Tenant: "A", Scope: "L", N: 3, Handle: "s0_o3", Program: "e1", Summary: "s", Verdict: "ok",
+			State: OpCancelled, CancelRequested: true, Calls: 4, RunN: 0, Error: "", Created: when, Updated: when}, &Operation{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

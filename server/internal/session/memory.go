@@ -58,6 +58,10 @@ type Memory struct {
 	runs   map[Binding][]Run
 	runIdx map[[2]string]map[int]runKey
 	pages  map[[2]string]map[int]Page
+	// commits and ops hold plan commits and operation records
+	// (memory_commits.go, memory_operations.go), created on first use.
+	commits map[commitScope]map[int]PlanCommit
+	ops     map[opScope]map[int]Operation
 	// expired holds sessions dropped under the lock, reported to OnExpire
 	// by unlock.
 	expired []Execute

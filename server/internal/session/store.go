@@ -165,4 +165,8 @@ type Store interface {
 
 	PutPage(ctx context.Context, p Page) error
 	GetPage(ctx context.Context, tenant, scope string, n int) (Page, error)
+
+	// Review gating (commits.go) and long operations (operations.go).
+	PlanCommits
+	Operations
 }

@@ -48,6 +48,8 @@ func TestStoreContract(t *testing.T) {
 		{"runs", contractRuns},
 		{"pages", contractPages},
 		{"retention", contractRetention},
+		{"plan commits", contractCommits},
+		{"operations", contractOperations},
 	}
 	for name, mk := range makers() {
 		t.Run(name, func(t *testing.T) {

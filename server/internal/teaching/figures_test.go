@@ -110,7 +110,9 @@ func TestFirstWaveFigures(t *testing.T) {
 				{"two-hop dump (" + itoa(len(near)) + " entities)", dump},
 			} {
 				b, tok := teaching.Size(f.text)
-				t.Logf("%-16s %-44s %4d rows %6d bytes ~%5d tokens", c.EntryID, f.name, tableRows(f.text), b, tok)
+				_, rows, _ := strings.Cut(f.text, teaching.Header+"\n")
+				t.Logf("%-8s %-40s %4d rows %6d bytes (%5d without the preamble) ~%5d tokens",
+					c.EntryID, f.name, tableRows(f.text), b, len(rows), tok)
 			}
 		})
 	}

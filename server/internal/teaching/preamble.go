@@ -21,9 +21,10 @@ const preamble = `# plasm teaching table for this session. Send programs to plas
 #   bindings: a = e1{p1=v} on its own line; later lines use a, a.limit(1), a.r1, a.m1(…) (once per bound row), and a.p1 as a value; the last line lists the roots to return: a, b (independent roots run in parallel)
 #   text values: "quoted", or a heredoc <<TAG, its lines, then TAG alone on a line
 #   next page of an earlier result: page(sN_pgM) or page(sN_pgM, limit=50), with the handle the result gave
+#   long runs: plasm_run with wait: false answers wait(sN_oM) at once; send wait(sN_oM) for its progress or result, cancel(sN_oM) to stop it
 # Composition:
 #   project to the fields you need and bound reads with .limit(n); unbounded or unprojected reads, large fan-outs and every mutation get a review verdict
-#   dry-run with plasm when unsure: it returns the plan and its verdict (review for mutations and unbounded reads) without calling any API
+#   dry-run with plasm when unsure: it returns the plan and its verdict without calling any API; a review plan runs live only with the plan_commit_ref (pcN) that dry run gave, or force: true
 #   bind a read once and reuse it; one program can return several roots
 #   take ids and filter values from earlier results; never guess them
 #   a relation to an entity without an eN ("relation e1 → Generation") runs as taught; its rows use wire names; seed that entity with plasm_context to get its eN and rows

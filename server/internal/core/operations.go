@@ -1,0 +1,415 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/server/internal/problem"
+	"github.com/plasmd/plasmd/server/internal/results"
+	"github.com/plasmd/plasmd/server/internal/session"
+	"github.com/plasmd/plasmd/server/internal/tenant"
+)
+
+// Long operations (language.md): a run started with wait=false, or an
+// expensive plan, works in the background as an operation sN_oM. The
+// program wait(sN_oM) answers its progress lines or, once it finished, its
+// result; cancel(sN_oM) stops it before its next backend call (completed
+// writes stay). Operation records live in the session store; the worker
+// goroutine lives on the replica that started it and reads cancel requests
+// from the store, so wait and cancel work from any connection or replica.
+
+const (
+	// maxRunningOps bounds the unfinished operations of one session.
+	maxRunningOps = 16
+	// defaultOpTimeout bounds one operation's run.
+	defaultOpTimeout = 10 * time.Minute
+	// defaultOpWait is how long wait(…) holds for an unfinished operation
+	// before answering its progress.
+	defaultOpWait = 10 * time.Second
+)
+
+var errOpCancelled = errors.New("operation cancelled")
+
+// Answer is a live run's outcome: a finished run, an operation, or both
+// (wait on an operation that finished).
+type Answer struct {
+	Outcome *RunOutcome
+	Op      *session.Operation
+	// Text is the operation's progress lines ("" for a plain run).
+	Text string
+}
+
+// opRunner owns the operation workers of one App.
+type opRunner struct {
+	timeout, wait time.Duration
+	base          context.Context
+	stop          context.CancelFunc
+	wg            sync.WaitGroup
+
+	mu   sync.Mutex
+	done map[opKey]chan struct{} // closed when a local worker finishes
+
+	running  prometheus.Gauge
+	finished *prometheus.CounterVec
+}
+
+type opKey struct {
+	tenant, scope string
+	n             int
+}
+
+// newOpRunner registers the operation metrics on reg (nil: unregistered).
+func newOpRunner(reg prometheus.Registerer, timeout, wait time.Duration) *opRunner {
+	if timeout <= 0 {
+		timeout = defaultOpTimeout
+	}
+	if wait <= 0 {
+		wait = defaultOpWait
+	}
+	base, stop := context.WithCancel(context.Background())
+	r := &opRunner{
+		timeout: timeout, wait: wait, base: base, stop: stop, done: map[opKey]chan struct{}{},
+		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "plasmd_operations_running", Help: "Long operations working now."}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plasmd_operations_total",
+			Help: "Long operations that stopped, by final state."}, []string{"state"}),
+	}
+	if reg != nil {
+		reg.MustRegister(r.running, r.finished)
+	}
+	return r
+}
+
+// close cancels every worker and waits for them.
+func (r *opRunner) close() {
+	r.stop()
+	r.wg.Wait()
+}
+
+// continuationRe matches a whole program that is a wait(…) or cancel(…).
+var continuationRe = regexp.MustCompile(`^\s*(wait|cancel)\(\s*([A-Za-z0-9_]+)\s*\)\s*$`)
+
+// Execute is a live run as both surfaces see it: wait(…) and cancel(…)
+// programs, review gating, then a plain run or an operation. wait is the
+// caller's choice (nil: the server decides by the plan's cost).
+func (s *Service) Execute(ctx context.Context, t *tenant.Tenant, sc RunScope, program string, wait *bool) (*Answer, error) {
+	if m := continuationRe.FindStringSubmatch(program); m != nil {
+		n, err := s.opHandle(ctx, t, sc, m[2])
+		if err != nil {
+			return nil, err
+		}
+		if m[1] == "cancel" {
+			return s.cancelOp(ctx, t, sc, n)
+		}
+		return s.waitOp(ctx, t, sc, n)
+	}
+	p, err := s.Plan(ctx, t, sc.Execute, program)
+	if err == nil {
+		err = s.checkGate(ctx, t, sc.scope(), p, sc.Gate)
+	}
+	if err != nil {
+		// Journaled and traced like any failed run.
+		_, err = s.observeRun(ctx, t, sc, program, func(context.Context) (*RunOutcome, error) { return &RunOutcome{Plan: p}, err })
+		return nil, err
+	}
+	if wait != nil && !*wait || wait == nil && expensive(p) {
+		return s.startOp(ctx, t, sc, program, p)
+	}
+	out, err := s.observeRun(ctx, t, sc, program, func(ctx context.Context) (*RunOutcome, error) {
+		return s.runPlanned(ctx, t, sc, program, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Answer{Outcome: out}, nil
+}
+
+// expensive is the policy for runs that become operations unasked: a
+// mutation once per row of an unbounded input (each row is a write, and
+// the agent should be able to watch and stop it).
+func expensive(p *plan.Plan) bool {
+	for _, r := range p.Reasons {
+		if strings.HasPrefix(r, "fan-out over unbounded input: ") {
+			for _, n := range p.Nodes {
+				if n.Op == plan.OpMutate && n.ForEach != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// opHandle checks a handle sN_oM against the run's session and returns M.
+func (s *Service) opHandle(ctx context.Context, t *tenant.Tenant, sc RunScope, handle string) (int, error) {
+	ref, num, ok := strings.Cut(handle, "_o")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n <= 0 || !IsRef(ref) {
+		return 0, &problem.Problem{Type: problem.Base + "bad-handle", Title: "Bad Request", Status: 400,
+			Detail: fmt.Sprintf("%q is not an operation handle", handle), Hint: "operation handles look like s0_o1 and come from plasm_run with wait: false"}
+	}
+	if ref != sc.Ref && !s.foreignPageRef(ctx, t, sc, ref) {
+		return 0, &problem.Problem{Type: problem.Base + "bad-handle", Title: "Bad Request", Status: 400,
+			Detail: fmt.Sprintf("operation %s belongs to logical session %s, not %s", handle, ref, sc.Ref),
+			Hint:   "use handles from this logical_session_ref's own results"}
+	}
+	return n, nil
+}
+
+func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, program string, p *plan.Plan) (*Answer, error) {
+	n, err := s.store.NextSeq(ctx, t.ID, sc.scope(), "op")
+	if err != nil {
+		return nil, err
+	}
+	op := session.Operation{Tenant: t.ID, Scope: sc.scope(), N: n, Handle: fmt.Sprintf("%s_o%d", sc.Ref, n),
+		Program: program, Summary: p.Summary, Verdict: p.Verdict, State: session.OpAccepted}
+	if err := s.store.StartOperation(ctx, op, maxRunningOps); err != nil {
+		if errors.Is(err, session.ErrTooManyOperations) {
+			pr := problem.New(http.StatusTooManyRequests, "too_many_operations",
+				fmt.Sprintf("this session already has %d unfinished operations", maxRunningOps))
+			pr.Hint = "wait(…) for one to finish or cancel(…) one, then start this again"
+			return nil, pr
+		}
+		return nil, err
+	}
+	r := s.ops
+	key := opKey{t.ID, sc.scope(), n}
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.done[key] = done
+	r.mu.Unlock()
+	r.wg.Add(1)
+	r.running.Inc()
+	go s.work(t, sc, op, p, done)
+	return &Answer{Op: &op, Text: ProgressText(op)}, nil
+}
+
+// work runs one operation to its end and records the outcome. It never
+// outlives the runner (App.Close) or the operation timeout.
+func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *plan.Plan, done chan struct{}) {
+	r := s.ops
+	defer func() {
+		r.mu.Lock()
+		delete(r.done, opKey{op.Tenant, op.Scope, op.N})
+		r.mu.Unlock()
+		close(done)
+		r.running.Dec()
+		r.finished.WithLabelValues(op.State).Inc()
+		r.wg.Done()
+	}()
+	ctx, cancel := context.WithTimeout(r.base, r.timeout)
+	defer cancel()
+	op.State = session.OpRunning
+	s.updateOp(ctx, &op)
+	var mu sync.Mutex
+	probe := &RunProbe{
+		Before: func(ctx context.Context) error {
+			cur, err := s.store.GetOperation(ctx, op.Tenant, op.Scope, op.N)
+			if err == nil && cur.CancelRequested {
+				return errOpCancelled
+			}
+			return nil
+		},
+		After: func(ctx context.Context) {
+			mu.Lock()
+			op.Calls++
+			snap := op
+			mu.Unlock()
+			s.updateOp(ctx, &snap)
+		},
+	}
+	out, err := s.observeRun(WithProbe(ctx, probe), t, sc, op.Program, func(ctx context.Context) (*RunOutcome, error) {
+		return s.runPlanned(ctx, t, sc, op.Program, p)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case err == nil:
+		op.State, op.RunN = session.OpDone, out.Run.N
+	case errors.Is(err, errOpCancelled):
+		op.State = session.OpCancelled
+	default:
+		op.State, op.Error = session.OpFailed, problem.From(err).Detail
+	}
+	// Record the end even if the run's context ended (timeout, shutdown).
+	s.updateOp(context.WithoutCancel(ctx), &op)
+}
+
+func (s *Service) updateOp(ctx context.Context, op *session.Operation) {
+	if err := s.store.UpdateOperation(ctx, *op); err != nil {
+		s.log.Warn("record operation progress", "handle", op.Handle, "err", err)
+	}
+}
+
+// waitOp answers an operation's progress, holding a while for a worker on
+// this replica to finish; a finished operation answers with its result.
+func (s *Service) waitOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n int) (*Answer, error) {
+	r := s.ops
+	r.mu.Lock()
+	done := r.done[opKey{t.ID, sc.scope(), n}]
+	r.mu.Unlock()
+	if done != nil {
+		timer := time.NewTimer(r.wait)
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+	op, err := s.getOp(ctx, t, sc, n)
+	if err != nil {
+		return nil, err
+	}
+	a := &Answer{Op: &op, Text: ProgressText(op)}
+	if op.State == session.OpDone {
+		if a.Outcome, err = s.storedOutcome(ctx, t, sc, op); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (s *Service) cancelOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n int) (*Answer, error) {
+	op, err := s.store.RequestCancel(ctx, t.ID, sc.scope(), n)
+	if err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return nil, problem.NotFound("operation %s_o%d is unknown in this session", sc.Ref, n)
+		}
+		return nil, err
+	}
+	return &Answer{Op: &op, Text: ProgressText(op)}, nil
+}
+
+func (s *Service) getOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n int) (session.Operation, error) {
+	op, err := s.store.GetOperation(ctx, t.ID, sc.scope(), n)
+	if errors.Is(err, session.ErrNotFound) {
+		return op, problem.NotFound("operation %s_o%d is unknown in this session", sc.Ref, n)
+	}
+	return op, err
+}
+
+// storedOutcome rebuilds a finished operation's result from its run
+// artifact, the way a plain run would have answered.
+func (s *Service) storedOutcome(ctx context.Context, t *tenant.Tenant, sc RunScope, op session.Operation) (*RunOutcome, error) {
+	run, err := s.store.GetRunByIndex(ctx, t.ID, sc.scope(), op.RunN)
+	if err != nil {
+		return nil, fmt.Errorf("operation %s result: %w", op.Handle, err)
+	}
+	out := &RunOutcome{Run: run, Plan: &plan.Plan{Summary: op.Summary, Verdict: op.Verdict}}
+	out.ShortURI = fmt.Sprintf("plasm://session/%s/r/%d", sc.Ref, run.N)
+	out.CanonicalURI = fmt.Sprintf("plasm://execute/%s/%s/run/%s", run.PromptHash, run.SessionID, run.RunID)
+	for _, r := range run.Roots {
+		ph := r.PageHandle
+		if ph != "" {
+			// Handles name the ref the run was started under; re-root
+			// them on this connection's ref.
+			if _, num, ok := strings.Cut(ph, "_pg"); ok {
+				ph = sc.Ref + "_pg" + num
+			}
+		}
+		out.Roots = append(out.Roots, results.Root{Label: r.Label, Table: r.Table, PageHandle: ph, ArtifactURI: out.ShortURI})
+	}
+	return out, nil
+}
+
+// ProgressText renders an operation as progress lines: + accepted,
+// ~ running, ! done, x cancelled, ? failed.
+func ProgressText(op session.Operation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "`%s` %s · %s\n", op.Handle, op.State, op.Summary)
+	fmt.Fprintf(&b, "+ accepted: %s\n", oneLineProgram(op.Program))
+	switch op.State {
+	case session.OpAccepted:
+	case session.OpRunning:
+		fmt.Fprintf(&b, "~ running: %d calls so far", op.Calls)
+		if op.CancelRequested {
+			b.WriteString(" · cancel requested, stops before the next call")
+		}
+		b.WriteString("\n")
+	case session.OpDone:
+		fmt.Fprintf(&b, "! done: %d calls\n", op.Calls)
+	case session.OpCancelled:
+		fmt.Fprintf(&b, "x cancelled after %d calls; writes completed before the cancel stay\n", op.Calls)
+	case session.OpFailed:
+		fmt.Fprintf(&b, "? failed after %d calls: %s\n", op.Calls, op.Error)
+	}
+	if !op.Final() {
+		fmt.Fprintf(&b, "_Still working: call wait(%s) again for progress or the result, or cancel(%s) to stop it._\n", op.Handle, op.Handle)
+	}
+	return b.String()
+}
+
+func oneLineProgram(p string) string {
+	p = strings.Join(strings.Fields(p), " ")
+	if len(p) > 120 {
+		p = p[:117] + "…"
+	}
+	return p
+}
+
+// OpMeta is _meta.plasm.operation (and the HTTP operation document).
+func OpMeta(op *session.Operation) map[string]any {
+	return map[string]any{
+		"handle": op.Handle, "state": op.State, "calls": op.Calls,
+		"wait": "wait(" + op.Handle + ")", "cancel": "cancel(" + op.Handle + ")",
+		"cancel_requested": op.CancelRequested,
+	}
+}
+
+// RunProbe is what a run reports through the sender: before each backend
+// call it may refuse (an operation's cancel), after each it counts (and
+// notifies an MCP client). Either may be nil.
+type RunProbe struct {
+	Before func(ctx context.Context) error
+	After  func(ctx context.Context)
+}
+
+type probeKey struct{}
+
+func WithProbe(ctx context.Context, p *RunProbe) context.Context {
+	return context.WithValue(ctx, probeKey{}, p)
+}
+
+// ProbeSender wraps the executor's sender: runs without a probe pass
+// straight through.
+type ProbeSender struct{ Next executor.Sender }
+
+func (p *ProbeSender) Do(ctx context.Context, req *abi.CompiledRequest, allowed []egress.Origin, secrets egress.Secrets) (*egress.Response, error) {
+	pr, _ := ctx.Value(probeKey{}).(*RunProbe)
+	if pr == nil {
+		return p.Next.Do(ctx, req, allowed, secrets)
+	}
+	if pr.Before != nil {
+		if err := pr.Before(ctx); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := p.Next.Do(ctx, req, allowed, secrets)
+	if pr.After != nil {
+		pr.After(ctx)
+	}
+	return resp, err
+}
+
+// Operation returns the operation a handle sN_oM names in a run scope,
+// without waiting (HTTP GET …/operations/{handle}).
+func (s *Service) Operation(ctx context.Context, t *tenant.Tenant, sc RunScope, handle string) (session.Operation, error) {
+	n, err := s.opHandle(ctx, t, sc, handle)
+	if err != nil {
+		return session.Operation{}, err
+	}
+	return s.getOp(ctx, t, sc, n)
+}
