@@ -33,8 +33,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
-	}
-	if len(seeds) == 0 || fs.NArg() != 1 {
+	} else if len(seeds) == 0 || fs.NArg() != 1 {
 		fs.Usage()
 		return 2
 	}
@@ -116,17 +115,24 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	path := opened.Location
+	return runOnce(do, opened.Location, program, accept, *planOnly, *force, stdout, stderr)
+}
+
+// runOnce sends the program to the opened session: a dry run with plan, a
+// forced live run with force, else a live run that review gating may
+// refuse (then it says how to go on).
+func runOnce(do func(method, path, ctype, accept, body string) (int, string), path, program, accept string,
+	plan, force bool, stdout, stderr io.Writer) int {
 	switch {
-	case *planOnly:
+	case plan:
 		path += "?mode=plan"
 		accept = "application/json"
-	case *force:
+	case force:
 		// One command is one dry run and one live run at most; a person
 		// who typed --force has reviewed the program.
 		path += "?force=true"
 	}
-	code, body = do(http.MethodPost, path, "text/plain", accept, program)
+	code, body := do(http.MethodPost, path, "text/plain", accept, program)
 	if code != http.StatusOK {
 		fmt.Fprintln(stderr, "plasmd:", problemText(body))
 		if code == http.StatusPreconditionRequired {
