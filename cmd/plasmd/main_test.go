@@ -164,6 +164,7 @@ func TestRunCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(errb.String(), "needs review") || !strings.Contains(errb.String(), "--force") {
 		t.Fatalf("review plan without --force: code %d stderr %q", code, errb.String())
 	}
+	errb.Reset()
 	code = run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--seed", "tracker:Issue", "--force", `Issue("iss-1").close()[id,status]`}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), "closed") {
 		t.Fatalf("--force: code %d stdout %s stderr %s", code, out.String(), errb.String())
