@@ -140,7 +140,9 @@ type answer struct {
 
 func (e *env) run(t testing.TB, entry, program string) answer {
 	t.Helper()
-	req, _ := http.NewRequest("POST", e.srv.URL+e.sessions[entry], strings.NewReader(program))
+	// The differential test compares answers, not review gating: every
+	// program runs as a reviewed one would (?force=true).
+	req, _ := http.NewRequest("POST", e.srv.URL+e.sessions[entry]+"?force=true", strings.NewReader(program))
 	req.Header.Set("Content-Type", "text/plain")
 	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)

@@ -39,7 +39,7 @@ func TestMCPParity(t *testing.T) {
 		{`blog_offset:Post(999)`, "not-found", "Post 999 not found"},
 		{`blog_tiny:Comment.sort(likes, desc).limit(3)`, "run-budget", "250 pages"},
 	} {
-		res := tool("plasm_run", map[string]any{"logical_session_ref": ref, "program": tc.program})
+		res := tool("plasm_run", map[string]any{"logical_session_ref": ref, "program": tc.program, "force": true})
 		sc, _ := res.StructuredContent.(map[string]any)
 		perr, _ := sc["error"].(map[string]any)
 		typ, _ := perr["type"].(string)
