@@ -31,6 +31,11 @@ func (s *Service) observeRun(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	start := time.Now()
 	ctx, span := s.tracer.Run(ctx, tracing.RunInfo{Tenant: t.ID, LogicalID: sc.LogicalID, SessionID: sc.Execute.ID})
 	out, err := do(ctx)
+	if out == nil && err == nil {
+		// do started a long operation; its worker observes the run.
+		span.End(nil)
+		return nil, nil
+	}
 	if err == nil {
 		span.SetRunID(out.Run.RunID)
 		out.TraceID = span.TraceID()

@@ -115,23 +115,28 @@ func (s *Service) Execute(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 		}
 		return s.waitOp(ctx, t, sc, n)
 	}
-	p, err := s.Plan(ctx, t, sc.Execute, program)
-	if err == nil {
-		err = s.checkGate(ctx, t, sc.scope(), p, sc.Gate)
-	}
-	if err != nil {
-		// Journaled and traced like any failed run.
-		_, err = s.observeRun(ctx, t, sc, program, func(context.Context) (*RunOutcome, error) { return &RunOutcome{Plan: p}, err })
-		return nil, err
-	}
-	if wait != nil && !*wait || wait == nil && expensive(p) {
-		return s.startOp(ctx, t, sc, program, p)
-	}
+	// Plan, gate and run inside one observed run, so the plan is traced in
+	// the session's trace and refusals are journaled like any failed run.
+	var started *Answer
 	out, err := s.observeRun(ctx, t, sc, program, func(ctx context.Context) (*RunOutcome, error) {
+		p, err := s.Plan(ctx, t, sc.Execute, program)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkGate(ctx, t, sc.scope(), p, sc.Gate); err != nil {
+			return &RunOutcome{Plan: p}, err
+		}
+		if wait != nil && !*wait || wait == nil && expensive(p) {
+			started, err = s.startOp(ctx, t, sc, program, p)
+			return nil, err
+		}
 		return s.runPlanned(ctx, t, sc, program, p)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if started != nil {
+		return started, nil
 	}
 	return &Answer{Outcome: out}, nil
 }
