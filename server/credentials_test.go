@@ -148,8 +148,11 @@ func TestAuditTrail(t *testing.T) {
 		t.Fatalf("read: %d %s", r.status, r.body)
 	}
 	create := `Issue.create(title="` + realToken + `", priority=2)`
-	if r := o.do(t, "POST", la+"?plan_commit_ref=pc7", "text/plain", create, auth(alice)...); r.status != 200 {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	// A reviewed mutation: the dry run mints the plan_commit_ref the
+	// live run presents (review gating), and the audit record names it.
+	pc, _ := o.do(t, "POST", la+"?mode=plan", "text/plain", create, auth(alice)...).json(t)["plan_commit_ref"].(string)
+	if r := o.do(t, "POST", la+"?plan_commit_ref="+pc, "text/plain", create, auth(alice)...); pc == "" || r.status != 200 {
+		t.Fatalf("create with %q: %d %s", pc, r.status, r.body)
 	}
 	if r := o.do(t, "POST", la, "text/plain", `Issue("iss-404404").close()`, auth(alice)...); r.status == 200 {
 		t.Fatalf("closing a missing issue succeeded: %s", r.body)
@@ -175,7 +178,7 @@ func TestAuditTrail(t *testing.T) {
 	if cred.Action != "credential.stored" || cred.EntryID != "tracker" || cred.Principal != "alice" {
 		t.Fatalf("credential record %+v", cred)
 	}
-	if mut.Action != "run" || mut.Tenant != "a" || mut.Principal != "alice" || mut.Outcome != "ok" || mut.CommitRef != "pc7" ||
+	if mut.Action != "run" || mut.Tenant != "a" || mut.Principal != "alice" || mut.Outcome != "ok" || mut.CommitRef != pc ||
 		!regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(mut.PlanHash) || mut.Time.IsZero() || mut.RunID == "" {
 		t.Fatalf("mutation record %+v", mut)
 	}

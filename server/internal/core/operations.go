@@ -126,6 +126,11 @@ func (s *Service) Execute(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 		if err := s.checkGate(ctx, t, sc.scope(), p, sc.Gate); err != nil {
 			return &RunOutcome{Plan: p}, err
 		}
+		// Rate limits admit the run once, whether it runs now or as an
+		// operation.
+		if err := s.admitPlan(ctx, t, p); err != nil {
+			return &RunOutcome{Plan: p}, err
+		}
 		if wait != nil && !*wait || wait == nil && expensive(p) {
 			started, err = s.startOp(ctx, t, sc, program, p)
 			return nil, err
