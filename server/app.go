@@ -185,14 +185,12 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		}
 	}
 	svc, err := core.New(ctx, core.Options{
-		Bus:      events,
-		Logger:   cfg.Logger,
-		Catalogs: catalogs,
-		Host:     host,
-		Engine:   engine,
-		Sender:   eg,
-		// ProbeSender lets long operations stop between calls and runs
-		// report progress to MCP clients.
+		Bus:              events,
+		Logger:           cfg.Logger,
+		Catalogs:         catalogs,
+		Host:             host,
+		Engine:           engine,
+		Sender:           eg,
 		Exec:             executor.New(&core.ProbeSender{Next: tracer.Sender(eg)}, executor.Limits{}, executor.WithObserver(m)),
 		Store:            store,
 		Limits:           cfg.Limits,
@@ -243,11 +241,8 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		SessionTimeout: idleTTL(cfg.SessionIdleTTL),
 		// Stateless: no Mcp-Session-Id, each request stands alone, so any
 		// replica serves any request (refs are canonical, see stateless.go).
-		Stateless: cfg.MCPStateless,
-		// Keep each stream's events (bounded, 10 MiB across sessions) so a
-		// client that lost its stream resumes with Last-Event-ID and loses
-		// nothing: the SDK's own event store.
-		EventStore: mcp.NewMemoryEventStore(nil),
+		Stateless:  cfg.MCPStateless,
+		EventStore: mcp.NewMemoryEventStore(nil), // Last-Event-ID resumes a lost stream (bounded: 10 MiB)
 	})
 	if err := a.newConsole(); err != nil {
 		host.Close(ctx)

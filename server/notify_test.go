@@ -52,21 +52,28 @@ func connectListener(t testing.TB, endpoint, token string) *listener {
 // next returns the next notification's event string and details.
 func (l *listener) next(t testing.TB) (string, map[string]any) {
 	t.Helper()
-	select {
-	case m := <-l.msgs:
-		if m.Level != "info" || m.Logger != "plasmd" {
-			t.Fatalf("notification level %q logger %q, want info plasmd", m.Level, m.Logger)
+	for {
+		select {
+		case m := <-l.msgs:
+			// Run log lines (logger "plasm", mcpnotify.go) share the
+			// channel; this listener is about invalidation events.
+			if m.Logger == "plasm" {
+				continue
+			}
+			if m.Level != "info" || m.Logger != "plasmd" {
+				t.Fatalf("notification level %q logger %q, want info plasmd", m.Level, m.Logger)
+			}
+			data, ok := m.Data.(map[string]any)
+			if !ok {
+				t.Fatalf("notification data %T %v", m.Data, m.Data)
+			}
+			d, _ := data["details"].(map[string]any)
+			ev, _ := data["event"].(string)
+			return ev, d
+		case <-time.After(notifyDeadline):
+			t.Fatal("no notification arrived")
+			return "", nil
 		}
-		data, ok := m.Data.(map[string]any)
-		if !ok {
-			t.Fatalf("notification data %T %v", m.Data, m.Data)
-		}
-		d, _ := data["details"].(map[string]any)
-		ev, _ := data["event"].(string)
-		return ev, d
-	case <-time.After(notifyDeadline):
-		t.Fatal("no notification arrived")
-		return "", nil
 	}
 }
 
