@@ -16,8 +16,8 @@ import (
 // notifications/progress after every backend call when the request carries
 // a progress token, and notifications/message log lines (debug per call,
 // info when the run ends, warning when it fails) that the SDK sends only
-// at or above the level the client chose with logging/setLevel (none until
-// it chooses). It returns the context the run must use and a function to
+// at or above the session's level: info from initialize (notify.go), then
+// whatever the client chooses with logging/setLevel. It returns the context the run must use and a function to
 // call with the run's outcome.
 func (a *App) runNotifications(ctx context.Context, req *mcp.CallToolRequest, ref string) (context.Context, func(*core.Answer, error)) {
 	ss := req.Session
