@@ -138,10 +138,13 @@ type RootResult struct {
 
 // Step reports one node's work.
 type Step struct {
-	Node     int           `json:"node"`
-	Op       string        `json:"op"`
-	Entity   string        `json:"entity,omitempty"`
-	Calls    int           `json:"calls"`
+	Node   int    `json:"node"`
+	Op     string `json:"op"`
+	Entity string `json:"entity,omitempty"`
+	Calls  int    `json:"calls"`
+	// Pages counts the responses that were pages of a paginated list
+	// (the request carried paging state or the answer named a next page).
+	Pages    int           `json:"pages"`
 	Rows     int           `json:"rows"`
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -454,6 +457,11 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 			return nil, nil, &BackendError{Capability: capability, Status: resp.Status, Message: msg, RetryAfter: resp.Headers.Get("Retry-After")}
 		}
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
+	}
+	if len(creq.Page) > 0 || dec.Next != nil {
+		r.mu.Lock()
+		step.Pages++
+		r.mu.Unlock()
 	}
 	return r.checkDecoded(capability, dec, creq)
 }

@@ -166,3 +166,17 @@ func TestDeleteAnswersDeleted(t *testing.T) {
 		t.Fatalf("%d delete calls, want 1 + 6", n)
 	}
 }
+
+// A step reports the pages it read: a sorted list reads both pages of
+// list_repos, and says so (the console shows it per step).
+func TestStepCountsPages(t *testing.T) {
+	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": twoRepoPages}}
+	n := withTransforms(fetch(0, "list_repos", "Repo"), []plan.Transform{{Kind: plan.TSort, Field: "id"}})
+	res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{n}, Roots: roots(0)}, env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Calls != 2 || res.Steps[0].Pages != 2 || res.Steps[0].Rows != 6 {
+		t.Fatalf("steps %+v, want one step of 2 calls, 2 pages, 6 rows", res.Steps)
+	}
+}

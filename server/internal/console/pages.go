@@ -398,7 +398,7 @@ func nodeDeps(n *plan.Node) []int {
 type stepRow struct {
 	Node        *plan.Node
 	Ran         bool
-	Calls, Rows int
+	Calls, Pages, Rows int
 	Duration    time.Duration
 }
 
@@ -423,6 +423,7 @@ func (c *Console) run(w http.ResponseWriter, r *http.Request) {
 				if s.Node == id {
 					row.Ran = true
 					row.Calls += s.Calls
+					row.Pages += s.Pages
 					row.Rows += s.Rows
 					row.Duration += s.Duration
 				}
