@@ -126,7 +126,7 @@ func newFixture(t *testing.T) *fixture {
 	start := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	jr.AddRun(activity.Run{ID: "run-a1", Tenant: "a", LogicalID: "lg-a", Intent: "triage open issues", PromptHash: "ph1", SessionID: "sess-a", N: 1,
 		Program: `Issue{project_id="prj-1"}.comments`, Plan: testPlan(), TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
-		Steps:   []executor.Step{{Node: 0, Op: "fetch", Entity: "Issue", Calls: 1, Rows: 3, Duration: 5 * time.Millisecond}, {Node: 1, Op: "hop", Entity: "Comment", Calls: 3, Rows: 4, Duration: 7 * time.Millisecond}},
+		Steps:   []executor.Step{{Node: 0, Op: "fetch", Entity: "Issue", Calls: 1, Rows: 3, Duration: 5 * time.Millisecond}, {Node: 1, Op: "hop", Entity: "Comment", Calls: 3, Pages: 5, Rows: 4, Duration: 7 * time.Millisecond}},
 		Roots:   []session.RunRoot{{Label: "comments", Table: abi.Table{Columns: []string{"id", "body"}, Rows: [][]any{{"cmt-1", "<b>hi</b>"}, {"cmt-2", nil}}}}},
 		Started: start, Duration: 12 * time.Millisecond})
 	jr.AddRun(activity.Run{ID: "run-a2", Tenant: "a", LogicalID: "lg-a", Intent: "triage open issues", PromptHash: "ph1", SessionID: "sess-a",
@@ -244,7 +244,7 @@ func TestPages(t *testing.T) {
 		{"runs", "a", "/ui/runs", 200, []string{"run-a1", "run-a2"}, []string{"run-b1"}},
 		{"runs failed", "a", "/ui/runs?status=failed", 200, []string{"run-a2"}, []string{"run-a1"}},
 		{"runs filter", "a", "/ui/runs?q=comments", 200, []string{"run-a1"}, []string{"run-a2"}},
-		{"run", "a", "/ui/runs/run-a1", 200, []string{`id="plan-graph"`, "<svg", `id="step-1"`, "#cap-issue_query", "#cap-comment_query", "/ui/sessions/ph1/sess-a", "4bf92f3577b34da6a3ce929d0e0e4736", "&lt;b&gt;hi&lt;/b&gt;", "∅"}, []string{"<b>hi</b>"}},
+		{"run", "a", "/ui/runs/run-a1", 200, []string{`id="plan-graph"`, "<svg", `id="step-1"`, "#cap-issue_query", "#cap-comment_query", "/ui/sessions/ph1/sess-a", "4bf92f3577b34da6a3ce929d0e0e4736", "<th>Pages</th>", "<td>3</td><td>5</td><td>4</td>", "&lt;b&gt;hi&lt;/b&gt;", "∅"}, []string{"<b>hi</b>"}},
 		{"run error", "a", "/ui/runs/run-a2", 200, []string{`id="problem"`, "1:7: Issue has no field bogus", "hint: fields of Issue"}, nil},
 		{"run of another tenant", "b", "/ui/runs/run-a1", 404, []string{"Not found"}, []string{"Issue{"}},
 		{"tenants", "a", "/ui/tenants", 200, []string{`id="tenant-a"`, "64 MiB", "decode"}, []string{`id="tenant-b"`, "origin_not_allowed"}},
