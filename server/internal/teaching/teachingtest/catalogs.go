@@ -19,23 +19,7 @@ func Tracker() *catalog.Catalog {
 		Description: "Issue tracker with projects, issues, comments and labels",
 		HTTPBackend: "https://tracker.example.test/api",
 		Auth:        catalog.Auth{Scheme: "bearer_token", Env: "TRACKER_TOKEN"},
-		Values: map[string]*catalog.Value{
-			"project_id":    {Type: "integer", Description: "Project number"},
-			"project_name":  {Type: "string", StringSemantics: "short", Description: "Project name"},
-			"issue_id":      {Type: "integer", Description: "Issue number"},
-			"issue_title":   {Type: "string", StringSemantics: "short", Description: "One-line summary"},
-			"issue_body":    {Type: "string", StringSemantics: "markdown", Description: "Issue text"},
-			"issue_status":  {Type: "select", AllowedValues: []string{"open", "closed"}, Description: "Issue state"},
-			"user_login":    {Type: "string", Description: "User login name"},
-			"user_name":     {Type: "string", Description: "Display name"},
-			"comment_id":    {Type: "integer", Description: "Comment number"},
-			"comment_body":  {Type: "string", StringSemantics: "markdown", Description: "Comment text"},
-			"label_name":    {Type: "string", Description: "Label name"},
-			"label_color":   {Type: "string", Description: "Hex colour without #"},
-			"label_names":   {Type: "array", ItemsRef: "label_name", Description: "Label names"},
-			"timestamp":     {Type: "date", ValueFormat: "rfc3339", Description: "Point in time"},
-			"search_phrase": {Type: "string", Description: "Words to search for"},
-		},
+		Values:      trackerValues(),
 		Entities: map[string]*catalog.Entity{
 			"Project": {
 				Name: "Project", IDField: "id", Description: "A project grouping issues",
@@ -105,56 +89,7 @@ func Tracker() *catalog.Catalog {
 				FieldOrder: []string{"name", "color"},
 			},
 		},
-		Capabilities: map[string]*catalog.Capability{
-			"project_query": {Name: "project_query", Kind: catalog.KindQuery, Entity: "Project", Description: "List projects"},
-			"project_get": {Name: "project_get", Kind: catalog.KindGet, Entity: "Project", Description: "Get a project",
-				Parameters: []catalog.Parameter{{Name: "id", ValueRef: "project_id", Required: true}}},
-			"issue_query": {Name: "issue_query", Kind: catalog.KindQuery, Entity: "Issue", Description: "List issues of a project",
-				Parameters: []catalog.Parameter{
-					{Name: "project_id", ValueRef: "project_id", Required: true, Role: catalog.RoleScope},
-					{Name: "status", ValueRef: "issue_status"},
-					{Name: "assignee_id", ValueRef: "user_login"},
-				}},
-			"issue_search": {Name: "issue_search", Kind: catalog.KindSearch, Entity: "Issue", Description: "Full-text search over issues",
-				Parameters: []catalog.Parameter{{Name: "q", ValueRef: "search_phrase", Required: true, Role: catalog.RoleSearch}}},
-			"issue_get": {Name: "issue_get", Kind: catalog.KindGet, Entity: "Issue", Description: "Get one issue",
-				Parameters: []catalog.Parameter{{Name: "id", ValueRef: "issue_id", Required: true}}},
-			"issue_create": {Name: "issue_create", Kind: catalog.KindCreate, Entity: "Issue", Description: "File an issue in a project",
-				Parameters: []catalog.Parameter{
-					{Name: "project_id", ValueRef: "project_id", Required: true},
-					{Name: "title", ValueRef: "issue_title", Required: true},
-					{Name: "body", ValueRef: "issue_body"},
-					{Name: "assignee_id", ValueRef: "user_login"},
-					{Name: "labels", ValueRef: "label_names"},
-				}},
-			"issue_update": {Name: "issue_update", Kind: catalog.KindUpdate, Entity: "Issue", Description: "Edit an issue's title, text, status or assignee",
-				Parameters: []catalog.Parameter{
-					{Name: "id", ValueRef: "issue_id", Required: true},
-					{Name: "title", ValueRef: "issue_title"},
-					{Name: "body", ValueRef: "issue_body"},
-					{Name: "status", ValueRef: "issue_status"},
-					{Name: "assignee_id", ValueRef: "user_login"},
-				}},
-			"issue_delete": {Name: "issue_delete", Kind: catalog.KindDelete, Entity: "Issue", Description: "Delete an issue for good"},
-			"issue_close": {Name: "issue_close", Kind: catalog.KindAction, Entity: "Issue", Description: "Close an issue",
-				Parameters: []catalog.Parameter{{Name: "reason", ValueRef: "issue_body"}},
-				Provides:   []string{"id", "status"}},
-			"issue_add_label": {Name: "issue_add_label", Kind: catalog.KindAction, Entity: "Issue", Description: "Attach a label to an issue",
-				Parameters: []catalog.Parameter{{Name: "label", ValueRef: "label_name", Required: true}},
-				Output:     &catalog.Output{Type: "side_effect", Description: "The label is attached"}},
-			"user_get": {Name: "user_get", Kind: catalog.KindGet, Entity: "User", Description: "Get a user by login",
-				Parameters: []catalog.Parameter{{Name: "login", ValueRef: "user_login", Required: true}}},
-			"user_search": {Name: "user_search", Kind: catalog.KindSearch, Entity: "User", Description: "Find users by name",
-				Parameters: []catalog.Parameter{{Name: "q", ValueRef: "search_phrase", Required: true, Role: catalog.RoleSearch}}},
-			"comment_query": {Name: "comment_query", Kind: catalog.KindQuery, Entity: "Comment", Description: "List comments on an issue",
-				Parameters: []catalog.Parameter{{Name: "issue_id", ValueRef: "issue_id", Required: true, Role: catalog.RoleScope}}},
-			"comment_create": {Name: "comment_create", Kind: catalog.KindCreate, Entity: "Comment", Description: "Post a comment on an issue",
-				Parameters: []catalog.Parameter{
-					{Name: "issue_id", ValueRef: "issue_id", Required: true},
-					{Name: "body", ValueRef: "comment_body", Required: true},
-				}},
-			"comment_delete": {Name: "comment_delete", Kind: catalog.KindDelete, Entity: "Comment", Description: "Remove a comment"},
-		},
+		Capabilities: trackerCapabilities(),
 	}
 	c.Mappings = restMappings(c, map[string]string{
 		"project_query": "GET projects", "project_get": "GET projects/{id}",
@@ -167,6 +102,82 @@ func Tracker() *catalog.Catalog {
 		"comment_delete": "DELETE comments/{id}",
 	})
 	return c
+}
+
+// trackerValues are Tracker's value domains.
+func trackerValues() map[string]*catalog.Value {
+	return map[string]*catalog.Value{
+		"project_id":    {Type: "integer", Description: "Project number"},
+		"project_name":  {Type: "string", StringSemantics: "short", Description: "Project name"},
+		"issue_id":      {Type: "integer", Description: "Issue number"},
+		"issue_title":   {Type: "string", StringSemantics: "short", Description: "One-line summary"},
+		"issue_body":    {Type: "string", StringSemantics: "markdown", Description: "Issue text"},
+		"issue_status":  {Type: "select", AllowedValues: []string{"open", "closed"}, Description: "Issue state"},
+		"user_login":    {Type: "string", Description: "User login name"},
+		"user_name":     {Type: "string", Description: "Display name"},
+		"comment_id":    {Type: "integer", Description: "Comment number"},
+		"comment_body":  {Type: "string", StringSemantics: "markdown", Description: "Comment text"},
+		"label_name":    {Type: "string", Description: "Label name"},
+		"label_color":   {Type: "string", Description: "Hex colour without #"},
+		"label_names":   {Type: "array", ItemsRef: "label_name", Description: "Label names"},
+		"timestamp":     {Type: "date", ValueFormat: "rfc3339", Description: "Point in time"},
+		"search_phrase": {Type: "string", Description: "Words to search for"},
+	}
+}
+
+// trackerCapabilities are Tracker's capabilities: reads, writes and actions
+// over projects, issues, users and comments.
+func trackerCapabilities() map[string]*catalog.Capability {
+	return map[string]*catalog.Capability{
+		"project_query": {Name: "project_query", Kind: catalog.KindQuery, Entity: "Project", Description: "List projects"},
+		"project_get": {Name: "project_get", Kind: catalog.KindGet, Entity: "Project", Description: "Get a project",
+			Parameters: []catalog.Parameter{{Name: "id", ValueRef: "project_id", Required: true}}},
+		"issue_query": {Name: "issue_query", Kind: catalog.KindQuery, Entity: "Issue", Description: "List issues of a project",
+			Parameters: []catalog.Parameter{
+				{Name: "project_id", ValueRef: "project_id", Required: true, Role: catalog.RoleScope},
+				{Name: "status", ValueRef: "issue_status"},
+				{Name: "assignee_id", ValueRef: "user_login"},
+			}},
+		"issue_search": {Name: "issue_search", Kind: catalog.KindSearch, Entity: "Issue", Description: "Full-text search over issues",
+			Parameters: []catalog.Parameter{{Name: "q", ValueRef: "search_phrase", Required: true, Role: catalog.RoleSearch}}},
+		"issue_get": {Name: "issue_get", Kind: catalog.KindGet, Entity: "Issue", Description: "Get one issue",
+			Parameters: []catalog.Parameter{{Name: "id", ValueRef: "issue_id", Required: true}}},
+		"issue_create": {Name: "issue_create", Kind: catalog.KindCreate, Entity: "Issue", Description: "File an issue in a project",
+			Parameters: []catalog.Parameter{
+				{Name: "project_id", ValueRef: "project_id", Required: true},
+				{Name: "title", ValueRef: "issue_title", Required: true},
+				{Name: "body", ValueRef: "issue_body"},
+				{Name: "assignee_id", ValueRef: "user_login"},
+				{Name: "labels", ValueRef: "label_names"},
+			}},
+		"issue_update": {Name: "issue_update", Kind: catalog.KindUpdate, Entity: "Issue", Description: "Edit an issue's title, text, status or assignee",
+			Parameters: []catalog.Parameter{
+				{Name: "id", ValueRef: "issue_id", Required: true},
+				{Name: "title", ValueRef: "issue_title"},
+				{Name: "body", ValueRef: "issue_body"},
+				{Name: "status", ValueRef: "issue_status"},
+				{Name: "assignee_id", ValueRef: "user_login"},
+			}},
+		"issue_delete": {Name: "issue_delete", Kind: catalog.KindDelete, Entity: "Issue", Description: "Delete an issue for good"},
+		"issue_close": {Name: "issue_close", Kind: catalog.KindAction, Entity: "Issue", Description: "Close an issue",
+			Parameters: []catalog.Parameter{{Name: "reason", ValueRef: "issue_body"}},
+			Provides:   []string{"id", "status"}},
+		"issue_add_label": {Name: "issue_add_label", Kind: catalog.KindAction, Entity: "Issue", Description: "Attach a label to an issue",
+			Parameters: []catalog.Parameter{{Name: "label", ValueRef: "label_name", Required: true}},
+			Output:     &catalog.Output{Type: "side_effect", Description: "The label is attached"}},
+		"user_get": {Name: "user_get", Kind: catalog.KindGet, Entity: "User", Description: "Get a user by login",
+			Parameters: []catalog.Parameter{{Name: "login", ValueRef: "user_login", Required: true}}},
+		"user_search": {Name: "user_search", Kind: catalog.KindSearch, Entity: "User", Description: "Find users by name",
+			Parameters: []catalog.Parameter{{Name: "q", ValueRef: "search_phrase", Required: true, Role: catalog.RoleSearch}}},
+		"comment_query": {Name: "comment_query", Kind: catalog.KindQuery, Entity: "Comment", Description: "List comments on an issue",
+			Parameters: []catalog.Parameter{{Name: "issue_id", ValueRef: "issue_id", Required: true, Role: catalog.RoleScope}}},
+		"comment_create": {Name: "comment_create", Kind: catalog.KindCreate, Entity: "Comment", Description: "Post a comment on an issue",
+			Parameters: []catalog.Parameter{
+				{Name: "issue_id", ValueRef: "issue_id", Required: true},
+				{Name: "body", ValueRef: "comment_body", Required: true},
+			}},
+		"comment_delete": {Name: "comment_delete", Kind: catalog.KindDelete, Entity: "Comment", Description: "Remove a comment"},
+	}
 }
 
 // Kanban returns a fresh kanban-like catalog (entry id "kanban"): Team,
