@@ -12,7 +12,7 @@ WASM_BUILD   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpat
 LEDGER_DIR   := demo/catalogs/ledger
 LEDGER_PKG   := ./guest/examples/signer
 
-.PHONY: engine check-engine modules check-modules build run test bench lint diff chromium
+.PHONY: engine check-engine modules check-modules build run test bench lint diff chromium loadtest
 
 engine:
 	$(WASM_BUILD) -o $(ENGINE_WASM) $(ENGINE_PKG)
@@ -91,6 +91,15 @@ diff:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# loadtest replays issue 10's attacks (large catalog, session memory,
+# borrowed secrets, MCP session floods and hijacks, log floods, DNS to
+# loopback, memory per active tenant) against loopback servers and prints
+# what each defence did, then the CPU-share benchmark. Bounded in count
+# and time; nothing leaves the machine.
+loadtest:
+	$(GO) test -tags loadtest -run '^TestLoadAttacks$$' -count=1 -v -timeout 10m ./server/ | grep -E '^\s+loadtest_test.go|^(---|ok|FAIL)'
+	$(GO) test -run '^$$' -bench 'BenchmarkNeighbourShare' -benchtime 2000x -timeout 10m ./runtime/sandbox/
 
 lint:
 	@out=$$(gofmt -l .); \

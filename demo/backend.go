@@ -92,6 +92,13 @@ func (b *Backend) Secrets() map[string]string {
 	return map[string]string{TrackerTokenEnv: b.opts.TrackerToken, LedgerSigningKeyEnv: b.opts.LedgerSigningKey}
 }
 
+// SecretCatalogs maps each of Secrets' names to the demo catalogs (entry
+// ids) allowed to use it: a tenant binds secrets to catalogs, so no other
+// catalog that declares the same name receives the value.
+func SecretCatalogs() map[string][]string {
+	return map[string][]string{TrackerTokenEnv: {"tracker"}, LedgerSigningKeyEnv: {"ledger"}}
+}
+
 // ServeHTTP routes /healthz, the tracker REST API under TrackerPrefix, the
 // kanban GraphQL endpoint at KanbanPath and the signed ledger API under
 // LedgerPrefix. Every response, errors included, is JSON.

@@ -18,7 +18,20 @@ type (
 	EgressLimits = egress.Limits
 	// SessionStore holds session state (memory by default).
 	SessionStore = session.Store
+	// Secret is a secret value and the catalogs allowed to use it.
+	Secret = tenant.Secret
+	// EnvPolicy is what the anonymous tenant may read from the environment.
+	EnvPolicy = tenant.EnvPolicy
 )
+
+// BindSecrets binds secret values to the catalogs allowed to use them
+// (name → entry ids); an unbound name is left out.
+func BindSecrets(values map[string]string, bindings map[string][]string) map[string]Secret {
+	return tenant.Bind(values, bindings)
+}
+
+// ParseEnvAllow reads --env-allow entries (NAME or NAME=catalog[,catalog]).
+func ParseEnvAllow(specs []string) (*EnvPolicy, error) { return tenant.ParseEnvAllow(specs) }
 
 // LoadTenants reads and validates a tenants file.
 func LoadTenants(path string) (*Tenants, error) { return tenant.Load(path) }

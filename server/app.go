@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/plasmd/plasmd/server/internal/console"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/credstore"
+	"github.com/plasmd/plasmd/server/internal/logthrottle"
 	"github.com/plasmd/plasmd/server/internal/metrics"
 	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/session"
@@ -58,17 +60,31 @@ type Config struct {
 	Limits sandbox.Limits
 	// Egress bounds backend calls.
 	Egress egress.Limits
+	// EgressAllowPrivate are ranges of the host's own networks (loopback,
+	// private, CGNAT, unique-local) a catalog's host name may resolve to;
+	// catalogs that declare an IP literal reach it without an entry.
+	EgressAllowPrivate []netip.Prefix
+	// EgressResolver, if set, replaces DNS for backend host names (tests
+	// simulate hostile answers with it).
+	EgressResolver func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Tenants enables auth; nil means auth off (anonymous tenant).
 	Tenants *tenant.Set
-	// AnonymousSecrets are secrets of the anonymous tenant (e.g. the demo's).
-	AnonymousSecrets map[string]string
-	Logger           *slog.Logger
+	// AnonymousSecrets are secrets of the anonymous tenant (e.g. the
+	// demo's), each bound to the catalogs allowed to use it.
+	AnonymousSecrets map[string]Secret
+	// AnonymousEnv is what the anonymous tenant may read from the process
+	// environment (nil: nothing).
+	AnonymousEnv *EnvPolicy
+	Logger       *slog.Logger
 	// MaxInstances caps sandbox instances across all tenants (0 = no cap);
 	// idle instances of other tenants are evicted least recently used first.
 	MaxInstances int
 	// Spares is how many tenant-neutral instances to keep ready per module
 	// (0 = default, negative = none).
 	Spares int
+	// MaxRunning bounds guest calls running at once across all tenants,
+	// shared fairly among them (0 = one per core, negative = no bound).
+	MaxRunning int
 	// Modules holds module.wasm by entry id for catalogs that declare a
 	// vendor module (catalogdir.ReadModules); see vendor.go.
 	Modules map[string][]byte
@@ -123,7 +139,10 @@ type App struct {
 	mcp         *mcp.Server
 	mcpHTTP     http.Handler
 	mcpIDs      mcpSessions
+	mcpOwners   mcpOwners
+	mcpLog      *slog.Logger // the SDK's, throttled (logthrottle)
 	egress      *egress.Client
+	host        *sandbox.Host // for CPU use in /metrics
 	metrics     *metrics.Metrics
 	console     *console.Console
 	verifier    *authz.Verifier
@@ -147,6 +166,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.Limits == (sandbox.Limits{}) {
 		cfg.Limits = sandbox.DefaultLimits()
 	}
+	if err := checkCatalogLimits(cfg.Tenants, catalogs); err != nil {
+		return nil, err
+	}
 	closeStores, err := openStores(&cfg)
 	if err != nil {
 		return nil, err
@@ -154,7 +176,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	m := metrics.New(metrics.Options{})
 	journal := activity.New(activity.Options{})
 	tracer := tracing.New(cfg.TracerProvider)
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}})
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}, MaxRunning: cfg.MaxRunning})
 	if err != nil {
 		closeStores()
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -168,6 +190,10 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	}
 	eg := egress.New(cfg.Egress)
 	eg.OnDenied = egressDenied(m, journal)
+	eg.AllowPrivate = cfg.EgressAllowPrivate
+	if cfg.EgressResolver != nil {
+		eg.SetResolver(cfg.EgressResolver)
+	}
 	mem := session.NewMemory(cfg.SessionIdleTTL)
 	if cfg.Clock != nil {
 		mem.SetClock(cfg.Clock)
@@ -218,8 +244,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		cfg:        cfg,
 		log:        cfg.Logger,
 		tenants:    cfg.Tenants,
-		anonymous:  &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets},
+		anonymous:  &tenant.Tenant{ID: tenant.Anonymous, Secrets: cfg.AnonymousSecrets, Env: cfg.AnonymousEnv},
 		egress:     eg,
+		host:       host,
 		metrics:    m,
 		svc:        svc,
 	}
@@ -230,9 +257,10 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	a.closeStores = closeStores
 	a.stdioTenant = a.anonymous
 	a.verifier = newVerifier(cfg.Tenants, cfg)
+	a.mcpLog = slog.New(logthrottle.New(cfg.Logger.Handler(), 10*time.Second, nil))
 	a.mcp = a.newMCPServer()
 	a.mcpHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.mcp }, &mcp.StreamableHTTPOptions{
-		Logger: cfg.Logger,
+		Logger: a.mcpLog,
 		// Auth (bearer tokens) and loopback-only binding are enforced by
 		// plasmd itself; browsers reach /mcp only through those checks.
 		DisableLocalhostProtection: cfg.Tenants != nil,
@@ -250,6 +278,14 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		return nil, err
 	}
 	a.mcpHTTP = a.bindMCPSessions(a.mcpHTTP)
+	// Budgets live in the store (session.Budgeter) so any store that keeps
+	// state in this process bounds it per tenant.
+	if b, ok := store.(session.Budgeter); ok {
+		b.SetBudgets(a.sessionBudget)
+	}
+	if err := m.WatchUsage(a.usage); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	a.echo = echo.New()
 	a.echo.HideBanner = true
 	a.echo.HidePort = true

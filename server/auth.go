@@ -155,10 +155,10 @@ func exchangeFor(cfg Config) core.TokenExchanger {
 		if !ok {
 			return "", fmt.Errorf("%w: catalog %s has no token_exchange", authz.ErrExchange, entryID)
 		}
-		id, _ := t.Secret(x.ClientIDEnv)
+		id, _ := t.SecretFor(entryID, x.ClientIDEnv)
 		secret := ""
 		if x.ClientSecretEnv != "" {
-			secret, _ = t.Secret(x.ClientSecretEnv)
+			secret, _ = t.SecretFor(entryID, x.ClientSecretEnv)
 		}
 		return ex.Exchange(ctx, t.AccessToken, x, id, secret)
 	}

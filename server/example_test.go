@@ -26,7 +26,7 @@ func ExampleNew() {
 	}
 	cfg := server.Config{
 		CacheDir:         os.TempDir() + "/plasmd-example-cache",
-		AnonymousSecrets: backend.Backend().Secrets(),
+		AnonymousSecrets: server.BindSecrets(backend.Backend().Secrets(), demo.SecretCatalogs()),
 	}
 	if path := os.Getenv("PLASMD_TENANTS"); path != "" {
 		if cfg.Tenants, err = server.LoadTenants(path); err != nil {

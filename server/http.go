@@ -53,7 +53,7 @@ func (a *App) routes(e *echo.Echo) {
 	// secrets; with auth on only loopback clients (operators) may read them.
 	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()), a.operatorOnly)
 	mcpHandler := echo.WrapHandler(a.mcpHTTP)
-	auth.Any("/mcp", mcpHandler)
+	auth.Any("/mcp", mcpHandler, a.mcpGuard)
 	a.consoleRoutes(e)
 }
 

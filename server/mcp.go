@@ -115,7 +115,7 @@ func (a *App) endTransport(ss *mcp.ServerSession) {
 func (a *App) newMCPServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "plasmd", Version: Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
-		Logger:       a.log,
+		Logger:       a.mcpLog,
 		// Watch each initialised session so its refs are released when
 		// it closes (client DELETE, idle timeout, stdio EOF).
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {

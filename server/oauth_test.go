@@ -40,9 +40,9 @@ func newOAuthFixture(t *testing.T, opts oauthOpts) *oauthFixture {
 		var b strings.Builder
 		b.WriteString("tenants:\n  - id: a\n    token_sha256: [" + tenant.Digest(tokenA) + "]\n    secrets:\n")
 		for k, v := range backend.Backend().Secrets() {
-			b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+			b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 		}
-		b.WriteString("      XCHG_ID: plasmd-client\n      XCHG_SECRET: plasmd-client-secret\n")
+		b.WriteString("      XCHG_ID: {value: plasmd-client, catalogs: [tracker]}\n      XCHG_SECRET: {value: plasmd-client-secret, catalogs: [tracker]}\n")
 		b.WriteString(strings.ReplaceAll(opts.tenantA, "{{AS}}", as.Issuer()))
 		b.WriteString("  - id: b\n    token_sha256: [" + tenant.Digest(tokenB) + "]\n")
 		b.WriteString("oauth:\n  resource: " + oauthResource + "\n  authorization_servers:\n    - issuer: " + as.Issuer() + "\n")

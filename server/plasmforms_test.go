@@ -62,7 +62,7 @@ func TestPlasmFormsThroughServer(t *testing.T) {
 	}
 	cat.HTTPBackend = backend.URL
 	ctx := context.Background()
-	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: map[string]string{cat.Auth.Env: token}}, []*catalog.Catalog{cat})
+	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: server.BindSecrets(map[string]string{cat.Auth.Env: token}, map[string][]string{cat.Auth.Env: {cat.EntryID}})}, []*catalog.Catalog{cat})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestRateLimitsAcrossReplicas(t *testing.T) {
 			b.WriteString("tenants:\n  - id: a\n    token_sha256: [" + tenant.Digest(tokenA) + "]\n")
 			b.WriteString("    rate_limits:\n      tenant: {rate: 2, per: 1m}\n    secrets:\n")
 			for k, v := range backend.Backend().Secrets() {
-				b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+				b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 			}
 			set, err := tenant.Parse([]byte(b.String()))
 			if err != nil {

@@ -55,7 +55,7 @@ func tenantsYAML(backend *demo.Server, extraA string) string {
 		}
 		b.WriteString("    secrets:\n")
 		for k, v := range backend.Backend().Secrets() {
-			b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+			b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 		}
 	}
 	return b.String()

@@ -46,7 +46,7 @@ func TestJSONLogsCarryContextAndNoSecrets(t *testing.T) {
 		for _, tn := range []struct{ id, tok string }{{"a", tokenA}, {"b", tokenB}} {
 			b.WriteString("  - id: " + tn.id + "\n    token_sha256: [" + tenant.Digest(tn.tok) + "]\n    secrets:\n")
 			for k, v := range secrets {
-				b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+				b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 			}
 		}
 		set, err := tenant.Parse([]byte(b.String()))

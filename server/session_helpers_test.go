@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/server"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
@@ -48,7 +49,7 @@ const (
 
 // newFixtureFor is newFixture with a config that may depend on the running
 // demo backend (e.g. a tenants file holding its secrets).
-func newFixtureFor(t testing.TB, mk func(b *demo.Server) server.Config) *fixture {
+func newFixtureFor(t testing.TB, mk func(b *demo.Server) server.Config, extra ...*catalog.Catalog) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	backend, err := demo.Start(ctx, demo.Options{})
@@ -59,13 +60,14 @@ func newFixtureFor(t testing.TB, mk func(b *demo.Server) server.Config) *fixture
 	if err != nil {
 		t.Fatal(err)
 	}
+	cats = append(cats, extra...)
 	cfg := mk(backend)
 	useTestStore(t, &cfg)
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = testCacheDir()
 	}
 	if cfg.AnonymousSecrets == nil {
-		cfg.AnonymousSecrets = backend.Backend().Secrets()
+		cfg.AnonymousSecrets = tenant.Bind(backend.Backend().Secrets(), demo.SecretCatalogs())
 	}
 	if cfg.Limits == (server.Limits{}) {
 		cfg.Limits = patientLimits()
@@ -93,7 +95,8 @@ func newTenantsFixture(t testing.TB) *fixture {
 		for _, tn := range []struct{ id, tok string }{{"a", tokenA}, {"b", tokenB}} {
 			b.WriteString("  - id: " + tn.id + "\n    token_sha256: [" + tenant.Digest(tn.tok) + "]\n    secrets:\n")
 			for k, v := range backend.Backend().Secrets() {
-				b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+				cats := strings.Join(demo.SecretCatalogs()[k], ", ")
+				b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + cats + "]}\n")
 			}
 		}
 		set, err := tenant.Parse([]byte(b.String()))

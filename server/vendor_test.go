@@ -18,6 +18,7 @@ import (
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/server"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // newVendorFixture serves the demo (with its vendor modules) plus extra
@@ -50,11 +51,11 @@ func newVendorFixture(t *testing.T, signingKey string, extra func(ledger *catalo
 			modules[k] = v
 		}
 	}
-	secrets := backend.Backend().Secrets()
+	secrets, bindings := backend.Backend().Secrets(), demo.SecretCatalogs()
 	if signingKey != "" {
 		secrets[demo.LedgerSigningKeyEnv] = signingKey
 	}
-	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: secrets, Modules: modules, Limits: patientLimits()}, cats)
+	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: tenant.Bind(secrets, bindings), Modules: modules, Limits: patientLimits()}, cats)
 	if err != nil {
 		t.Fatal(err)
 	}

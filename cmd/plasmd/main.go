@@ -28,6 +28,7 @@ import (
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
 	"github.com/plasmd/plasmd/server"
 )
 
@@ -97,6 +98,9 @@ type common struct {
 	auditLog    string
 	store       string
 	stateless   bool
+	envAllow    multiFlag
+	allowPriv   multiFlag
+	maxRunning  int
 }
 
 type multiFlag []string
@@ -112,6 +116,9 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cacheDir, "cache-dir", defaultCacheDir(), "keep compiled Wasm modules here across restarts and processes (shared safely; entries keyed by wazero version and module digest); \"off\" keeps them in memory only")
 	fs.IntVar(&c.maxInst, "max-instances", 0, "cap on sandbox instances across all tenants (0 = no cap); idle tenants are evicted least recently used first")
 	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
+	fs.Var(&c.envAllow, "env-allow", "with auth off, also read this environment variable: NAME for a catalog auth block that names it (PLASMD_* names need no flag), or NAME=catalog[,catalog] for any use those catalogs declare (repeatable)")
+	fs.IntVar(&c.maxRunning, "max-running", 0, "guest calls running at once across all tenants, shared fairly among them (0 = one per core, -1 = no bound)")
+	fs.Var(&c.allowPriv, "egress-allow-private", "let catalogs' host names resolve into this range of the host's own networks (loopback, private, CGNAT, unique-local), e.g. 10.0.0.0/8 (repeatable; IP-literal origins need none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
@@ -132,7 +139,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		return nil, nil, err
 	}
 	var cats []*catalog.Catalog
-	secrets := map[string]string{}
+	var secrets map[string]server.Secret
 	modules := map[string][]byte{}
 	if c.demo {
 		srv, err := demo.Start(ctx, demo.Options{})
@@ -151,9 +158,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 			return nil, nil, err
 		}
 		cats = append(cats, dc...)
-		for k, v := range srv.Backend().Secrets() {
-			secrets[k] = v
-		}
+		secrets = server.BindSecrets(srv.Backend().Secrets(), demo.SecretCatalogs())
 		log.Info("demo backend started", "url", srv.URL())
 	}
 	for _, dir := range c.catalogs {
@@ -180,11 +185,22 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 			return nil, nil, err
 		}
 	}
+	env, err := server.ParseEnvAllow(c.envAllow)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	allowPriv, err := egress.ParsePrefixes(c.allowPriv)
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("--egress-allow-private: %w", err)
+	}
 	app, err := server.New(ctx, server.Config{
 		SessionIdleTTL: c.idleTTL, CacheDir: resolveCacheDir(c.cacheDir, log), Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
-		MaxInstances: c.maxInst, Spares: c.spares,
-		AnonymousSecrets: secrets, Logger: log, Modules: modules, TracerProvider: tp,
+		MaxInstances: c.maxInst, Spares: c.spares, MaxRunning: c.maxRunning,
+		AnonymousSecrets: secrets, AnonymousEnv: env, Logger: log, Modules: modules, TracerProvider: tp,
 		CredentialsFile: c.credentials, AuditFile: c.auditLog,
+		EgressAllowPrivate: allowPriv,
 	}, cats)
 	if err != nil {
 		cleanup()

@@ -110,6 +110,10 @@ type Client struct {
 	OnDenied func(reason string)
 	// tokens caches OAuth client-credentials access tokens.
 	tokens tokenCache
+	// AllowPrivate are ranges of the host's own networks (loopback,
+	// private, CGNAT, unique-local) a resolved name may reach; declared IP
+	// literals need no entry (see addrs.go). Set before the first Do.
+	AllowPrivate []netip.Prefix
 }
 
 // New returns a client with limits (zero fields take defaults).
@@ -163,15 +167,17 @@ func (c *Client) Close() { c.base.CloseIdleConnections() }
 type allowKey struct{}
 
 // dial resolves the host itself and refuses addresses a tenant may never
-// reach (link-local, cloud metadata, unspecified, multicast) unless the
-// catalog declared that very IP literal, so a DNS answer cannot smuggle a
-// request to the metadata service.
+// reach (link-local, cloud metadata, unspecified, multicast, and the host's
+// own networks outside Limits.AllowPrivate) unless the catalog declared
+// that very IP literal, so a DNS answer cannot smuggle a request to the
+// metadata service or the host's internal services.
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
 	declaredIP, _ := netip.ParseAddr(host)
+	declaredIP = declaredIP.Unmap()
 	var addrs []netip.Addr
 	if declaredIP.IsValid() {
 		addrs = []netip.Addr{declaredIP}
@@ -185,9 +191,9 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	var lastErr error
 	for _, a := range addrs {
 		a = a.Unmap()
-		if forbidden(a) && a != declaredIP {
-			lastErr = fmt.Errorf("%w: %s resolves to forbidden address %s", ErrDenied, host, a)
-			c.denied("forbidden_address")
+		if reason := addrRefusal(a, c.AllowPrivate); reason != "" && a != declaredIP {
+			lastErr = fmt.Errorf("%w: %s resolves to %s, which a catalog reaches only by declaring that IP literal (or the operator by --egress-allow-private)", ErrDenied, host, a)
+			c.denied(reason)
 			continue
 		}
 		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))

@@ -253,7 +253,10 @@ func TestRedirects(t *testing.T) {
 }
 
 // TestForbiddenResolution: a declared name whose DNS answer points at
-// link-local, metadata or unspecified addresses is refused at dial time.
+// link-local, metadata, unspecified, loopback, private, CGNAT or
+// unique-local addresses is refused at dial time; the operator's
+// AllowPrivate ranges (never metadata) open the host's own networks. The
+// resolver is fake: no real DNS is consulted.
 func TestForbiddenResolution(t *testing.T) {
 	srv, _ := backend(t, ok)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
@@ -262,8 +265,22 @@ func TestForbiddenResolution(t *testing.T) {
 	tests := []struct {
 		name    string
 		addrs   []netip.Addr
+		allow   []netip.Prefix
 		wantErr error
+		reason  string
 	}{
+		{name: "loopback", addrs: []netip.Addr{loopback}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "loopback v6", addrs: []netip.Addr{netip.MustParseAddr("::1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "loopback v4-mapped", addrs: []netip.Addr{netip.MustParseAddr("::ffff:127.0.0.1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "loopback through NAT64", addrs: []netip.Addr{netip.MustParseAddr("64:ff9b::7f00:1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "RFC 1918 10/8", addrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "RFC 1918 172.16/12", addrs: []netip.Addr{netip.MustParseAddr("172.31.255.1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "RFC 1918 192.168/16", addrs: []netip.Addr{netip.MustParseAddr("192.168.1.1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "CGNAT", addrs: []netip.Addr{netip.MustParseAddr("100.64.0.1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "unique-local", addrs: []netip.Addr{netip.MustParseAddr("fd12:3456::1")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "this network", addrs: []netip.Addr{netip.MustParseAddr("0.1.2.3")}, wantErr: ErrDenied, reason: "private_address"},
+		{name: "allowed range does not open metadata", addrs: []netip.Addr{netip.MustParseAddr("169.254.169.254")}, allow: []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")}, wantErr: ErrDenied},
+		{name: "other range allowed", addrs: []netip.Addr{loopback}, allow: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, wantErr: ErrDenied, reason: "private_address"},
 		{name: "metadata v4", addrs: []netip.Addr{netip.MustParseAddr("169.254.169.254")}, wantErr: ErrDenied},
 		{name: "metadata v4-mapped", addrs: []netip.Addr{netip.MustParseAddr("::ffff:169.254.169.254")}, wantErr: ErrDenied},
 		{name: "link-local v6", addrs: []netip.Addr{netip.MustParseAddr("fe80::1")}, wantErr: ErrDenied},
@@ -272,13 +289,14 @@ func TestForbiddenResolution(t *testing.T) {
 		{name: "metadata v6", addrs: []netip.Addr{netip.MustParseAddr("fd00:ec2::254")}, wantErr: ErrDenied},
 		{name: "multicast", addrs: []netip.Addr{netip.MustParseAddr("224.0.0.1")}, wantErr: ErrDenied},
 		{name: "no answer", addrs: nil, wantErr: ErrTransport},
-		{name: "allowed", addrs: []netip.Addr{loopback}},
+		{name: "allowed range", addrs: []netip.Addr{loopback}, allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 		// A forbidden answer is skipped, never dialled; a good one still works.
-		{name: "forbidden then allowed", addrs: []netip.Addr{netip.MustParseAddr("169.254.169.254"), loopback}},
+		{name: "forbidden then allowed", addrs: []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("10.0.0.1"), loopback}, allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, Limits{Timeout: 5 * time.Second})
+			c.AllowPrivate = tt.allow
 			var resolved atomic.Int32
 			c.SetResolver(func(_ context.Context, host string) ([]netip.Addr, error) {
 				if host != declared.Host {
@@ -306,7 +324,11 @@ func TestForbiddenResolution(t *testing.T) {
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				if tt.wantErr == ErrDenied && !contains(reasons, "forbidden_address") {
+				want := tt.reason
+				if want == "" {
+					want = "forbidden_address"
+				}
+				if tt.wantErr == ErrDenied && !contains(reasons, want) {
 					t.Errorf("OnDenied reasons = %v", reasons)
 				}
 				return

@@ -77,7 +77,7 @@ func (s *CatalogSecrets) Resolve(name string) (string, error) {
 }
 
 func missingSecret(name string) error {
-	return fmt.Errorf("%w: %s (set it in the tenant's secrets or the environment)", ErrSecret, name)
+	return fmt.Errorf("%w: %s (bind it to the catalog in the tenant's secrets; with auth off, name it PLASMD_* or pass --env-allow)", ErrSecret, name)
 }
 
 // resolveSecret resolves name through secrets, with the reason when it

@@ -77,7 +77,7 @@ func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbol
 		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
 	}
 	var p plan.Plan
-	if err := e.Tenant.do(ctx, abi.ExportPlan, frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
+	if err := e.Tenant.do(ctx, abi.ExportPlan, needsOf(req.Entries), frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -86,7 +86,7 @@ func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbol
 // Compile builds the backend request of one capability call.
 func (e *Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
 	var r abi.CompiledRequest
-	if err := e.jsonCall(ctx, abi.ExportCompile, req, &r); err != nil {
+	if err := e.jsonCall(ctx, abi.ExportCompile, []string{req.EntryID}, req, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -111,7 +111,7 @@ func (e *Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte
 		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode decode request: " + err.Error()}
 	}
 	var out abi.DecodeResponse
-	if err := e.Tenant.do(ctx, abi.ExportDecode, head, payload, func(b []byte) error {
+	if err := e.Tenant.do(ctx, abi.ExportDecode, []string{req.EntryID}, head, payload, func(b []byte) error {
 		if !r.Tape {
 			return abi.Unmarshal(b, &out)
 		}
@@ -132,11 +132,22 @@ func (e *Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte
 	return &out, nil
 }
 
-func (e *Engine) jsonCall(ctx context.Context, export string, req, resp any) error {
+func (e *Engine) jsonCall(ctx context.Context, export string, needs []string, req, resp any) error {
 	in, err := json.Marshal(req)
 	if err != nil {
 		// The guest would have refused it the same way.
 		return &abi.Error{Code: abi.CodeBadRequest, Message: "encode " + export + " request: " + err.Error()}
 	}
-	return e.Tenant.do(ctx, export, in, nil, func(b []byte) error { return abi.Unmarshal(b, resp) })
+	return e.Tenant.do(ctx, export, needs, in, nil, func(b []byte) error { return abi.Unmarshal(b, resp) })
+}
+
+// needsOf is the catalogs a plan needs: its entries, or all when it names
+// none (the guest then resolves against everything loaded). Compile and
+// Decode name their one entry, so an instance installs a catalog on the
+// first call that uses it.
+func needsOf(entries []string) []string {
+	if len(entries) == 0 {
+		return nil
+	}
+	return entries
 }

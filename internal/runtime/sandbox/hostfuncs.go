@@ -190,7 +190,10 @@ func hostHTTP(ctx context.Context, m api.Module, stack []uint64) {
 	}
 	var hdr hostabi.Response
 	var body []byte
-	resp, err := c.env.Egress.Do(ctx, &req, c.env.Origins, c.env.Secrets)
+	var resp *egress.Response
+	var err error
+	// The guest is blocked on the backend: give its CPU slot to others.
+	yieldCPU(ctx, func() { resp, err = c.env.Egress.Do(ctx, &req, c.env.Origins, c.env.Secrets) })
 	if err != nil {
 		// egress redacts secrets from its errors, so the message is safe
 		// to hand to the guest.

@@ -74,6 +74,7 @@ const (
 	BusyQueueTimeout = "queue_timeout" // waited Limits.QueueTimeout without an instance
 	BusyCanceled     = "canceled"      // the caller's context ended while waiting
 	BusyGlobalCap    = "global_cap"    // the host's instance cap stayed full
+	BusyCPU          = "cpu"           // waited Limits.QueueTimeout without a host CPU slot
 )
 
 // Result classifies an error returned by a Tenant op into one of the

@@ -58,6 +58,10 @@ type Config struct {
 	// Observer receives call and instance events (metrics); nil ignores
 	// them.
 	Observer Observer
+	// MaxRunning bounds guest calls running at once across all tenants,
+	// shared fairly among them (cpu.go). Zero means one per core
+	// (runtime.NumCPU); negative means no bound.
+	MaxRunning int
 
 	// noLoopChecks turns wazero's termination checks off. Only the
 	// loop-check experiment (loopcheck_bench_test.go) sets it: without the
@@ -83,6 +87,7 @@ type Host struct {
 	rt      wazero.Runtime
 	cache   wazero.CompilationCache
 	ceiling uint64
+	cpu     *cpuGate // nil: guest calls are not bounded host-wide
 	modCfg  wazero.ModuleConfig
 	obs     Observer
 	spares  int
@@ -144,7 +149,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.MaxInstances < 0 {
 		return nil, fmt.Errorf("sandbox: MaxInstances %d is negative", cfg.MaxInstances)
 	}
+	running := cfg.MaxRunning
+	if running == 0 {
+		running = runtime.NumCPU()
+	}
 	h := &Host{
+		cpu:      newCPUGate(running),
 		ceiling:  ceiling,
 		obs:      cfg.Observer,
 		spares:   cfg.Spares,

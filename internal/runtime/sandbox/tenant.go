@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -122,13 +125,18 @@ type TenantSpec struct {
 	// Loads are applied to every instance before its next call (see Load).
 	Loads  []Load
 	Limits Limits
+	// Owner is whose share of the host's CPU slots the calls count
+	// against (e.g. a vendor module's pool is its tenant's); "" means the
+	// tenant id.
+	Owner string
 }
 
 // Tenant is one tenant's isolation domain: a pool of instances of its
 // module that only this tenant's calls use. Safe for concurrent use.
 type Tenant struct {
-	host *Host
-	id   string
+	host  *Host
+	id    string
+	owner string // CPU share (TenantSpec.Owner), guarded by mu
 
 	mu     sync.Mutex
 	closed bool
@@ -149,6 +157,9 @@ type Tenant struct {
 	freed   chan struct{} // closed (and replaced) when an instance or slot frees up
 
 	created, fromSpare, discarded, evicted uint64
+	// applied counts loads applied to instances by key (guarded by mu):
+	// the proof that a load (catalog) costs only the calls that need it.
+	applied map[string]uint64
 	// avgCall is a moving average of call durations, for retry hints.
 	avgCall time.Duration
 }
@@ -189,6 +200,7 @@ func (t *Tenant) configure(spec TenantSpec) {
 	loads := dedupeLoads(spec.Loads)
 	lim := spec.Limits.clamp(t.host.ceiling)
 	t.mu.Lock()
+	t.owner = cmp.Or(spec.Owner, t.id)
 	var retired []*instance
 	if spec.Module != t.module || lim != t.limits {
 		t.module, t.limits = spec.Module, lim
@@ -560,12 +572,18 @@ func (t *Tenant) failed(export string, f *failure) *CallError {
 	return t.callError(export, f.kind, f.detail)
 }
 
-// syncLoads applies the snapshot's new or changed loads to in.
-func (t *Tenant) syncLoads(ctx context.Context, in *instance, s snapshot) (keep bool, err error) {
+// syncLoads applies to in the snapshot's loads the call needs (nil: all
+// of them) that it does not hold at their current digest. Applying only
+// what a call names keeps a large catalog's cost on the calls that use
+// it: an instance serving other catalogs never installs it.
+func (t *Tenant) syncLoads(ctx context.Context, in *instance, s snapshot, needs []string) (keep bool, err error) {
 	if in.loadGen == s.loadGen {
 		return true, nil
 	}
 	for _, l := range s.loads {
+		if needs != nil && !slices.Contains(needs, l.Key) {
+			continue
+		}
 		if l.Err != nil {
 			return true, &abi.Error{Code: abi.CodeCatalog, Message: l.Err.Error()}
 		}
@@ -579,6 +597,7 @@ func (t *Tenant) syncLoads(ctx context.Context, in *instance, s snapshot) (keep 
 		switch status {
 		case abi.StatusOK:
 			in.loaded[l.Key] = l.Digest
+			t.countApplied(l.Key)
 		case abi.StatusError:
 			ae, err := decodeGuestError(out)
 			if err != nil {
@@ -590,8 +609,27 @@ func (t *Tenant) syncLoads(ctx context.Context, in *instance, s snapshot) (keep 
 			return false, t.callError(l.Export, ErrABI, fmt.Sprintf("unknown status byte %#x", status))
 		}
 	}
-	in.loadGen = s.loadGen
+	if needs == nil {
+		in.loadGen = s.loadGen // every load of this generation is applied
+	}
 	return true, nil
+}
+
+func (t *Tenant) countApplied(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.applied == nil {
+		t.applied = map[string]uint64{}
+	}
+	t.applied[key]++
+}
+
+// AppliedLoads returns how many times each load (by key: a catalog's entry
+// id) was applied to one of the tenant's instances.
+func (t *Tenant) AppliedLoads() map[string]uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.applied)
 }
 
 func decodeGuestError(b []byte) (*abi.Error, error) {
@@ -605,10 +643,11 @@ func decodeGuestError(b []byte) (*abi.Error, error) {
 	return &ae, nil
 }
 
-// do runs one op: it checks the input size, takes an instance, brings its
-// loads up to date, writes head+body as the request and hands the
-// response (a view into guest memory, valid only during use) to use.
-func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use func([]byte) error) (err error) {
+// do runs one op: it checks the input size, takes an instance and a host
+// CPU slot, brings the loads the op needs (nil: all) up to date, writes
+// head+body as the request and hands the response (a view into guest
+// memory, valid only during use) to use.
+func (t *Tenant) do(ctx context.Context, export string, needs []string, head, body []byte, use func([]byte) error) (err error) {
 	start := time.Now()
 	defer func() { t.host.obs.CallDone(t.id, export, Result(err), time.Since(start)) }()
 	if err := ctx.Err(); err != nil {
@@ -619,7 +658,7 @@ func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use f
 		return t.callError(export, kind, "context ended before the call started")
 	}
 	t.mu.Lock()
-	maxInput := t.limits.MaxInput
+	maxInput, cpuOwner := t.limits.MaxInput, t.owner
 	t.mu.Unlock()
 	if size := len(head) + len(body); size > maxInput {
 		return t.callError(export, ErrInputTooLarge, fmt.Sprintf("%d bytes, limit %d", size, maxInput))
@@ -633,7 +672,15 @@ func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use f
 	began := time.Now()
 	defer func() { t.release(in, keep, time.Since(began)) }()
 
-	if keep, err = t.syncLoads(ctx, in, s); err != nil {
+	if t.host.cpu != nil {
+		if err := t.host.cpu.acquire(ctx, cpuOwner, s.limits.QueueTimeout); err != nil {
+			return t.cpuWaitError(export, err)
+		}
+		slot := &cpuSlot{g: t.host.cpu, owner: cpuOwner, held: true}
+		defer slot.done()
+		ctx = context.WithValue(ctx, cpuSlotKey{}, slot)
+	}
+	if keep, err = t.syncLoads(ctx, in, s, needs); err != nil {
 		return err
 	}
 	status, out, f := in.invoke(ctx, export, head, body, s.limits)
@@ -661,13 +708,30 @@ func (t *Tenant) do(ctx context.Context, export string, head, body []byte, use f
 	}
 }
 
+// cpuWaitError reports a call that got no CPU slot: busy (retry later)
+// when the wait timed out, else the context's end.
+func (t *Tenant) cpuWaitError(export string, err error) error {
+	switch {
+	case errors.Is(err, errCPUWait):
+		t.host.obs.Busy(t.id, BusyCPU)
+		t.mu.Lock()
+		hint := t.retryHintLocked()
+		t.mu.Unlock()
+		return t.busyError(export, hint, "every CPU slot of the host is busy with other calls")
+	case errors.Is(err, context.DeadlineExceeded):
+		return t.callError(export, ErrDeadline, "context ended while waiting for a CPU slot")
+	default:
+		return t.callError(export, context.Canceled, "context ended while waiting for a CPU slot")
+	}
+}
+
 // Call runs export with input and returns the op's response (the envelope's
 // status byte removed). A guest-reported error is returned as *abi.Error
 // and leaves the instance in the pool; every other failure is a *CallError
 // wrapping one of the sentinel errors.
 func (t *Tenant) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	var out []byte
-	err := t.do(ctx, export, input, nil, func(b []byte) error {
+	err := t.do(ctx, export, nil, input, nil, func(b []byte) error {
 		out = append(make([]byte, 0, len(b)), b...)
 		return nil
 	})

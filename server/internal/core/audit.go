@@ -79,7 +79,7 @@ func (s *Service) auditRun(ctx context.Context, t *tenant.Tenant, sc RunScope, p
 func (s *Service) secretValues(t *tenant.Tenant, entries []string, secrets func(string) egress.Secrets) []string {
 	out := []string{t.AccessToken}
 	for _, v := range t.Secrets {
-		out = append(out, v)
+		out = append(out, v.Value)
 	}
 	for _, e := range entries {
 		c, ok := s.registry.byID[e]

@@ -78,7 +78,7 @@ func newCoreFixture(tb testing.TB) *coreFixture {
 	tb.Cleanup(func() { svc.Close(ctx) })
 
 	return &coreFixture{svc: svc, store: store, calls: calls, catalog: len(cats),
-		tenant: &tenant.Tenant{ID: tenant.Anonymous, Secrets: backend.Backend().Secrets()}}
+		tenant: &tenant.Tenant{ID: tenant.Anonymous, Secrets: tenant.Bind(backend.Backend().Secrets(), demo.SecretCatalogs())}}
 }
 
 // The core runs a whole agent flow with no transport at all: open a

@@ -135,7 +135,8 @@ func (v *vendors) sandbox(t *tenant.Tenant, m *sandbox.Module, limits sandbox.Li
 	if sb, ok := v.sandboxes[key]; ok {
 		return sb
 	}
-	sb := v.host.Tenant(key, sandbox.TenantSpec{Module: m, Limits: limits})
+	// Owner: module calls count against the tenant's CPU share.
+	sb := v.host.Tenant(key, sandbox.TenantSpec{Module: m, Limits: limits, Owner: t.ID})
 	v.sandboxes[key] = sb
 	return sb
 }

@@ -44,6 +44,7 @@ type Metrics struct {
 	busy         *prometheus.CounterVec
 	egressDenied *prometheus.CounterVec
 	backend      *prometheus.CounterVec
+	quota        quotaMetrics
 }
 
 var _ sandbox.Observer = (*Metrics)(nil)
@@ -104,6 +105,8 @@ func New(opts Options) *Metrics {
 		m.calls, m.callDuration, m.errors, m.deadline, m.created, m.evicted, m.discarded,
 		m.wait, m.busy, m.egressDenied, m.backend,
 	)
+	m.quota = newQuotaMetrics()
+	m.reg.MustRegister(m.quota.exceeded)
 	return m
 }
 

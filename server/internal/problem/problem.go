@@ -94,6 +94,8 @@ func From(err error) *Problem {
 		return p
 	case errors.Is(err, session.ErrNotFound):
 		return New(http.StatusNotFound, "not-found", err.Error())
+	case errors.Is(err, session.ErrQuota):
+		return New(http.StatusTooManyRequests, "quota-exceeded", err.Error())
 	case errors.Is(err, sandbox.ErrBusy):
 		p := New(http.StatusTooManyRequests, "busy", "the tenant's sandboxes are all busy")
 		p.RetryAfter = 1

@@ -69,6 +69,12 @@ type Memory struct {
 	// OnExpire, if set, is called (outside the lock, once per session) when
 	// an execute session expires, whether a lookup or a sweep found it.
 	OnExpire func(e Execute)
+
+	// Per-tenant budgets (budget.go): the lookup, each tenant's books and
+	// how many objects eviction removed.
+	budgetFor func(tenant string) Budget
+	books     map[string]*tenantBooks
+	evictions uint64
 }
 
 type logicalEntry struct {
@@ -233,6 +239,7 @@ func (m *Memory) dropExecLocked(e Execute) {
 	// HTTP runs and pages are scoped by the execute session id and are
 	// unreachable once it is gone.
 	m.removeScopeLocked(e.Tenant, e.ID)
+	m.unbookExecLocked(e)
 }
 
 func (m *Memory) removeLogicalLocked(id string, le *logicalEntry) {
@@ -250,6 +257,7 @@ func (m *Memory) removeLogicalLocked(id string, le *logicalEntry) {
 	}
 	m.removeScopeLocked(le.l.Tenant, id)
 	delete(m.logical, id)
+	m.unbookLogicalLocked(le.l.Tenant, id)
 }
 
 func (m *Memory) removeScopeLocked(tenant, scope string) {
@@ -259,10 +267,12 @@ func (m *Memory) removeScopeLocked(tenant, scope string) {
 	}
 	delete(m.runIdx, k)
 	delete(m.seqs, k)
+	m.unbookScopePagesLocked(tenant, scope)
 	delete(m.pages, k)
 }
 
 func (m *Memory) deleteRunLocked(tenant string, rk runKey) {
+	m.unbookRunLocked(tenant, rk)
 	rs := slices.DeleteFunc(m.runs[rk.b], func(r Run) bool { return r.RunID == rk.runID && r.Tenant == tenant })
 	if len(rs) == 0 {
 		delete(m.runs, rk.b)
@@ -291,6 +301,7 @@ func (m *Memory) OpenLogical(_ context.Context, tenant, intent string) (Logical,
 	l := Logical{ID: uuid.NewString(), Tenant: tenant, Intent: intent}
 	m.logical[l.ID] = &logicalEntry{l: l, lastUsed: now, unboundSince: now, transports: map[string]struct{}{}}
 	m.byPair[[2]string{tenant, intent}] = l.ID
+	m.bookLogicalLocked(tenant, l.ID)
 	return copyLogical(l), nil
 }
 
@@ -413,6 +424,7 @@ func (m *Memory) PutExecute(_ context.Context, e Execute) error {
 		m.reuse[rk] = map[Binding]struct{}{}
 	}
 	m.reuse[rk][k] = struct{}{}
+	m.bookExecLocked(c)
 	return nil
 }
 
@@ -516,12 +528,15 @@ func runScope(r *Run) string {
 }
 
 func (m *Memory) PutRun(_ context.Context, r Run) error {
-	c, err := clone(r)
+	c, size, err := cloneSized(r)
 	if err != nil {
 		return err
 	}
 	now := m.lock()
 	defer m.unlock()
+	if err := m.admitRunLocked(c.Tenant, size); err != nil {
+		return err
+	}
 	b := Binding{PromptHash: c.PromptHash, SessionID: c.SessionID}
 	// Storing a run again (e.g. a retried write) replaces it; a duplicate
 	// would show twice in ListRuns. The slice element is overwritten, never
@@ -544,6 +559,7 @@ func (m *Memory) PutRun(_ context.Context, r Run) error {
 		m.deleteRunLocked(c.Tenant, old)
 	}
 	m.runIdx[k][c.N] = rk
+	m.bookRunLocked(c.Tenant, &runItem{key: rk, scope: k, n: c.N, size: size})
 	// Keep the newest MaxRunsPerScope: an agent looping on plasm_run must
 	// not grow the process without bound. Older artifacts read as not found.
 	if len(m.runIdx[k]) > MaxRunsPerScope {
@@ -638,7 +654,9 @@ func (m *Memory) PutPage(_ context.Context, p Page) error {
 			oldest = min(oldest, n)
 		}
 		delete(m.pages[k], oldest)
+		m.unbookPageLocked(c.Tenant, pageKey{c.Scope, oldest})
 	}
+	m.bookPageLocked(c.Tenant, c.Scope, c.N)
 	return nil
 }
 
@@ -660,15 +678,22 @@ func (m *Memory) GetPage(_ context.Context, tenant, scope string, n int) (Page, 
 // Numbers keep their text (json.Number): a stored row id or a paging
 // variable above 2^53 must come back exact.
 func clone[T any](v T) (T, error) {
+	out, _, err := cloneSized(v)
+	return out, err
+}
+
+// cloneSized is clone that also returns the encoded size, which is what
+// the run budget counts.
+func cloneSized[T any](v T) (T, int64, error) {
 	var out T
 	b, err := json.Marshal(v)
 	if err != nil {
-		return out, fmt.Errorf("session store: encode: %w", err)
+		return out, 0, fmt.Errorf("session store: encode: %w", err)
 	}
 	if err := abi.Unmarshal(b, &out); err != nil {
-		return out, fmt.Errorf("session store: decode: %w", err)
+		return out, 0, fmt.Errorf("session store: decode: %w", err)
 	}
-	return out, nil
+	return out, int64(len(b)), nil
 }
 
 // Kind names the store for operators (/v1/health).

@@ -46,6 +46,36 @@ type Limits struct {
 	// rows one run may read (executor.DefaultBudget when zero).
 	ReadPages int `yaml:"read_pages" json:"read_pages,omitempty"`
 	ReadRows  int `yaml:"read_rows" json:"read_rows,omitempty"`
+	// MaxMCPSessions caps the tenant's live MCP (Streamable HTTP) sessions;
+	// zero means DefaultMaxMCPSessions.
+	MaxMCPSessions int `yaml:"max_mcp_sessions" json:"max_mcp_sessions,omitempty"`
+	// Catalog bounds (zero: none): the catalogs a tenant may use must fit,
+	// checked when the server loads them. Bytes are the catalog's encoded
+	// size, which is what each of the tenant's instances installs.
+	MaxCatalogBytes        int `yaml:"max_catalog_bytes" json:"max_catalog_bytes,omitempty"`
+	MaxCatalogEntities     int `yaml:"max_catalog_entities" json:"max_catalog_entities,omitempty"`
+	MaxCatalogCapabilities int `yaml:"max_catalog_capabilities" json:"max_catalog_capabilities,omitempty"`
+	// Session state budgets (zero: session.DefaultBudget): bytes of stored
+	// run results, and counts of runs, paging handles, execute and logical
+	// sessions. At a budget the tenant's oldest state is evicted.
+	MaxRunBytes        int64 `yaml:"max_run_bytes" json:"max_run_bytes,omitempty"`
+	MaxRuns            int   `yaml:"max_runs" json:"max_runs,omitempty"`
+	MaxPages           int   `yaml:"max_pages" json:"max_pages,omitempty"`
+	MaxExecuteSessions int   `yaml:"max_execute_sessions" json:"max_execute_sessions,omitempty"`
+	MaxLogicalSessions int   `yaml:"max_logical_sessions" json:"max_logical_sessions,omitempty"`
+}
+
+// DefaultMaxMCPSessions is the live MCP session cap of a tenant that sets
+// none: enough for many agents at once, far below what would cost the host
+// (each session holds two goroutines and its buffers until it closes).
+const DefaultMaxMCPSessions = 64
+
+// MCPSessions returns the tenant's live MCP session cap.
+func (l Limits) MCPSessions() int {
+	if l.MaxMCPSessions > 0 {
+		return l.MaxMCPSessions
+	}
+	return DefaultMaxMCPSessions
 }
 
 // maxMemoryMiB is the most a wasm32 guest can address.
@@ -71,6 +101,12 @@ func (l Limits) validate() error {
 		return fmt.Errorf("read_pages %d is negative", l.ReadPages)
 	case l.ReadRows < 0:
 		return fmt.Errorf("read_rows %d is negative", l.ReadRows)
+	case l.MaxMCPSessions < 0:
+		return fmt.Errorf("max_mcp_sessions %d is negative", l.MaxMCPSessions)
+	case l.MaxRunBytes < 0 || l.MaxRuns < 0 || l.MaxPages < 0 || l.MaxExecuteSessions < 0 || l.MaxLogicalSessions < 0:
+		return errors.New("max_run_bytes, max_runs, max_pages, max_execute_sessions and max_logical_sessions may not be negative")
+	case l.MaxCatalogBytes < 0 || l.MaxCatalogEntities < 0 || l.MaxCatalogCapabilities < 0:
+		return errors.New("max_catalog_bytes, max_catalog_entities and max_catalog_capabilities may not be negative")
 	}
 	return nil
 }
@@ -78,6 +114,12 @@ func (l Limits) validate() error {
 // Over returns l with its zero fields taken from base.
 func (l Limits) Over(base Limits) Limits {
 	pick := func(v, b int) int {
+		if v != 0 {
+			return v
+		}
+		return b
+	}
+	pickI64 := func(v, b int64) int64 {
 		if v != 0 {
 			return v
 		}
@@ -99,6 +141,17 @@ func (l Limits) Over(base Limits) Limits {
 		MaxOutputBytes: pick(l.MaxOutputBytes, base.MaxOutputBytes),
 		ReadPages:      pick(l.ReadPages, base.ReadPages),
 		ReadRows:       pick(l.ReadRows, base.ReadRows),
+		MaxMCPSessions: pick(l.MaxMCPSessions, base.MaxMCPSessions),
+
+		MaxCatalogBytes:        pick(l.MaxCatalogBytes, base.MaxCatalogBytes),
+		MaxCatalogEntities:     pick(l.MaxCatalogEntities, base.MaxCatalogEntities),
+		MaxCatalogCapabilities: pick(l.MaxCatalogCapabilities, base.MaxCatalogCapabilities),
+
+		MaxRunBytes:        pickI64(l.MaxRunBytes, base.MaxRunBytes),
+		MaxRuns:            pick(l.MaxRuns, base.MaxRuns),
+		MaxPages:           pick(l.MaxPages, base.MaxPages),
+		MaxExecuteSessions: pick(l.MaxExecuteSessions, base.MaxExecuteSessions),
+		MaxLogicalSessions: pick(l.MaxLogicalSessions, base.MaxLogicalSessions),
 	}
 }
 
@@ -141,8 +194,12 @@ type Tenant struct {
 	TokenSHA256 []string `yaml:"token_sha256"`
 	// Catalogs the tenant may use; empty means every loaded catalog.
 	Catalogs []string `yaml:"catalogs"`
-	// Secrets resolve catalog auth env names; they never leave the host.
-	Secrets map[string]string `yaml:"secrets"`
+	// Secrets resolve the secret names catalogs declare, each only for the
+	// catalogs it is bound to (see SecretsFor); they never leave the host.
+	Secrets map[string]Secret `yaml:"secrets"`
+	// Env is what the anonymous tenant may read from the process
+	// environment; configured tenants never read it.
+	Env *EnvPolicy `yaml:"-"`
 	// Limits are the tenant's own, with the file's defaults already filled
 	// into zero fields by Parse.
 	Limits Limits `yaml:"limits"`
@@ -162,18 +219,6 @@ type Tenant struct {
 	// (an OAuth access token) yields: the person the agent acts for. It is
 	// never read from the file.
 	Principal string `yaml:"-"`
-}
-
-// Secret resolves a secret name: the tenant's secrets first, then (only for
-// the anonymous tenant of a local, auth-off server) the process environment.
-func (t *Tenant) Secret(name string) (string, bool) {
-	if v, ok := t.Secrets[name]; ok {
-		return v, true
-	}
-	if t.ID == Anonymous {
-		return os.LookupEnv(name)
-	}
-	return "", false
 }
 
 // Allows reports whether the tenant may use catalog entryID.
@@ -244,6 +289,9 @@ func Parse(b []byte) (*Set, error) {
 			if err := x.Validate(); err != nil {
 				return nil, fmt.Errorf("tenant %s: token_exchange %s: %w", t.ID, e, err)
 			}
+		}
+		if err := t.validateSecrets(); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.ID, err)
 		}
 		// Resolved once here, so every user of t.Limits sees the defaults.
 		t.Limits = t.Limits.Over(f.Defaults.Limits)

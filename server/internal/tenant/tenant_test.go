@@ -82,6 +82,9 @@ func TestParseErrors(t *testing.T) {
 	tenant := func(limits string) string {
 		return "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n    limits: {" + limits + "}\n"
 	}
+	secrets := func(s string) string {
+		return "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n    secrets: {" + s + "}\n"
+	}
 	tests := []struct {
 		name, file, want string
 	}{
@@ -93,6 +96,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative instances", tenant("max_instances: -1"), "max_instances"},
 		{"negative input", tenant("max_input_bytes: -1"), "max_input_bytes"},
 		{"negative output", tenant("max_output_bytes: -1"), "max_output_bytes"},
+		{"negative MCP sessions", tenant("max_mcp_sessions: -1"), "max_mcp_sessions"},
 		{"bad duration", tenant("call_timeout: soon"), "soon"},
 		{"unknown limit", tenant("max_cpus: 2"), "max_cpus"},
 		{"bad defaults", "defaults:\n  limits:\n    max_queue: -1\ntenants: []\n", "defaults.limits"},
@@ -101,6 +105,10 @@ func TestParseErrors(t *testing.T) {
 		{"no tokens", "tenants:\n  - id: a\n", "token_sha256"},
 		{"bad digest", "tenants:\n  - id: a\n    token_sha256: [xyz]\n", "not a hex sha256"},
 		{"shared digest", "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n  - id: b\n    token_sha256: [" + tokA + "]\n", "also used"},
+		{"flat secret", secrets("TOKEN: abc"), "bound to the catalogs"},
+		{"secret without catalogs", secrets("TOKEN: {value: abc}"), "has no catalogs"},
+		{"secret unknown field", secrets("TOKEN: {value: abc, catalogs: [t], scope: all}"), `unknown secret field "scope"`},
+		{"secret bound to a catalog the tenant may not use", "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n    catalogs: [tracker]\n    secrets: {TOKEN: {value: abc, catalogs: [kanban]}}\n", "bound to catalog kanban"},
 		{"duplicate id", "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n  - id: a\n    token_sha256: [" + tokB + "]\n", "duplicate"},
 	}
 	for _, tc := range tests {
