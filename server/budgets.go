@@ -30,7 +30,8 @@ func (a *App) sessionBudget(id string) session.Budget {
 }
 
 // usage reports per-tenant budget use for /metrics (plasmd_tenant_usage):
-// live MCP sessions and, when the store keeps budgets, session state.
+// live MCP sessions, guest calls running and waiting for a host CPU slot
+// and, when the store keeps budgets, session state.
 func (a *App) usage() map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	put := func(t, res string, v float64) {
@@ -42,6 +43,13 @@ func (a *App) usage() map[string]map[string]float64 {
 	a.mcpOwners.prune(a.liveMCPSessions())
 	for t, n := range a.mcpOwners.counts() {
 		put(t, "mcp_sessions", float64(n))
+	}
+	running, waiting := a.host.CPUUse()
+	for t, n := range running {
+		put(t, "cpu_running", float64(n))
+	}
+	for t, n := range waiting {
+		put(t, "cpu_waiting", float64(n))
 	}
 	if b, ok := a.svc.Store().(session.Budgeter); ok {
 		for t, u := range b.Usage() {

@@ -314,3 +314,10 @@ func (s *cpuSlot) done() {
 		s.held = false
 	}
 }
+
+// CPUUse returns, per owner (tenant), the guest calls running and waiting
+// for a host CPU slot (empty maps when calls are not bounded).
+func (h *Host) CPUUse() (running, waiting map[string]int) {
+	s := h.cpu.stats()
+	return s.ByOwner, s.Waiting
+}

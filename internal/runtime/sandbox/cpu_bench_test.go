@@ -79,7 +79,7 @@ func BenchmarkNeighbourShare(b *testing.B) {
 								return
 							default:
 							}
-							_, err := looper.Ping(ctx, []byte("spin"))
+							_, err := looper.Ping(ctx, []byte("hostile"))
 							if err != nil && !errors.Is(err, ErrDeadline) {
 								b.Error(err)
 								return

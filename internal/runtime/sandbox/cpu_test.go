@@ -251,3 +251,32 @@ func TestCPUGateNeverOversubscribes(t *testing.T) {
 		t.Fatalf("state left: %+v", st)
 	}
 }
+
+// TestHostCPUUse: a call spinning in the guest shows as its owner's
+// running call until its context ends.
+func TestHostCPUUse(t *testing.T) {
+	needGuests(t)
+	h, _ := newTestHost(t, Config{Spares: -1, MaxRunning: 1})
+	loop, err := h.Module(context.Background(), guestWasm["loop"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := h.Tenant("spinner-pool", TenantSpec{Module: loop, Owner: "acme", Limits: Limits{CallTimeout: time.Hour}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := tn.Ping(ctx, []byte("hostile")); done <- err }() // spins until ctx ends
+	for r, _ := h.CPUUse(); r["acme"] != 1; r, _ = h.CPUUse() {
+		select {
+		case err := <-done:
+			t.Fatalf("the spinning call ended before it was seen running: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the spinning call returned without error")
+	}
+	if r, w := h.CPUUse(); len(r) != 0 || len(w) != 0 {
+		t.Fatalf("after the call: running %v waiting %v", r, w)
+	}
+}
