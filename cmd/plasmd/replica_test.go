@@ -62,7 +62,7 @@ func writeTenants(t *testing.T, secrets map[string]string) string {
 	var b strings.Builder
 	b.WriteString("tenants:\n  - id: a\n    token_sha256: [" + sha256Hex(replicaToken) + "]\n    secrets:\n")
 	for k, v := range secrets {
-		b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+		b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 	}
 	p := filepath.Join(t.TempDir(), "tenants.yaml")
 	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
