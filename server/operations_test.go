@@ -58,7 +58,7 @@ func newGatedFixture(t *testing.T) (*fixture, *gateProxy) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: backend.Backend().Secrets(),
+	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: server.BindSecrets(backend.Backend().Secrets(), demo.SecretCatalogs()),
 		OperationWait: 20 * time.Millisecond}, cats)
 	if err != nil {
 		t.Fatal(err)

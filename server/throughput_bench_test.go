@@ -280,7 +280,7 @@ func mixServer(b *testing.B) *fixture {
 		for i := range mixTenants {
 			sb.WriteString("  - id: t" + strconv.Itoa(i) + "\n    token_sha256: [" + tenant.Digest(mixToken(i)) + "]\n    secrets:\n")
 			for k, v := range backend.Backend().Secrets() {
-				sb.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+				sb.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 			}
 		}
 		set, err := tenant.Parse([]byte(sb.String()))

@@ -66,7 +66,10 @@ func demoServer(t *testing.T) (*httptest.Server, func(token, method, path, ctype
 	for _, tn := range []struct{ id, tok, cats string }{{"a", tokenA, ""}, {"b", tokenB, "    catalogs: [kanban]\n"}} {
 		b.WriteString("  - id: " + tn.id + "\n    token_sha256: [" + tenant.Digest(tn.tok) + "]\n" + tn.cats + "    secrets:\n")
 		for k, v := range backend.Backend().Secrets() {
-			b.WriteString("      " + k + ": " + strconv.Quote(v) + "\n")
+			if tn.cats != "" {
+				continue // b uses kanban only, which needs no secret
+			}
+			b.WriteString("      " + k + ": {value: " + strconv.Quote(v) + ", catalogs: [" + strings.Join(demo.SecretCatalogs()[k], ", ") + "]}\n")
 		}
 	}
 	set, err := tenant.Parse([]byte(b.String()))
