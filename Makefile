@@ -106,6 +106,7 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt -l reports:" >&2; echo "$$out" >&2; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	$(GO) run ./internal/sizecheck
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/... ./internal/engine/... ./internal/model/...
 
 # bench-extism compares call overhead with Extism's Go SDK. It lives in its

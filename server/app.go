@@ -194,21 +194,12 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if cfg.EgressResolver != nil {
 		eg.SetResolver(cfg.EgressResolver)
 	}
-	mem := session.NewMemory(cfg.SessionIdleTTL)
-	if cfg.Clock != nil {
-		mem.SetClock(cfg.Clock)
-	}
-	var store session.Store = mem
-	if cfg.SessionStore != nil {
-		store = cfg.SessionStore
-	}
 	events := bus.New(cfg.Logger)
-	closeStore := func() {}
-	if cfg.SessionStore == nil && cfg.StoreURL != "" {
-		if store, cfg.RateLimiter, closeStore, err = openSharedStore(cfg, events); err != nil {
-			host.Close(ctx)
-			return nil, err
-		}
+	store, closeStore, err := openSessionStore(&cfg, events)
+	if err != nil {
+		host.Close(ctx)
+		closeStores()
+		return nil, err
 	}
 	svc, err := core.New(ctx, core.Options{
 		Bus:              events,
@@ -250,32 +241,31 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		metrics:    m,
 		svc:        svc,
 	}
+	a.closeStores = closeStores
+	if err := a.wire(store); err != nil {
+		a.Close(ctx)
+		return nil, err
+	}
+	a.announceDeploy(ctx)
+	return a, nil
+}
+
+// wire builds the surfaces over the service: the store's expiry and budget
+// hooks, the MCP server and its transports, the console, metrics and the
+// HTTP routes.
+func (a *App) wire(store session.Store) error {
+	cfg := a.cfg
 	// Stores that can tell when an execute session expires feed the bus.
 	if n, ok := store.(interface{ SetOnExpire(func(session.Execute)) }); ok {
 		n.SetOnExpire(a.sessionExpired)
 	}
-	a.closeStores = closeStores
 	a.stdioTenant = a.anonymous
 	a.verifier = newVerifier(cfg.Tenants, cfg)
 	a.mcpLog = slog.New(logthrottle.New(cfg.Logger.Handler(), 10*time.Second, nil))
 	a.mcp = a.newMCPServer()
-	a.mcpHTTP = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.mcp }, &mcp.StreamableHTTPOptions{
-		Logger: a.mcpLog,
-		// Auth (bearer tokens) and loopback-only binding are enforced by
-		// plasmd itself; browsers reach /mcp only through those checks.
-		DisableLocalhostProtection: cfg.Tenants != nil,
-		// Idle transport sessions close like idle execute sessions do, so
-		// abandoned connections do not accumulate.
-		SessionTimeout: idleTTL(cfg.SessionIdleTTL),
-		// Stateless: no Mcp-Session-Id, each request stands alone, so any
-		// replica serves any request (refs are canonical, see stateless.go).
-		Stateless:  cfg.MCPStateless,
-		EventStore: mcp.NewMemoryEventStore(nil), // Last-Event-ID resumes a lost stream (bounded: 10 MiB)
-	})
+	a.mcpHTTP = a.streamableHTTP()
 	if err := a.newConsole(); err != nil {
-		host.Close(ctx)
-		closeStores()
-		return nil, err
+		return err
 	}
 	a.mcpHTTP = a.bindMCPSessions(a.mcpHTTP)
 	// Budgets live in the store (session.Budgeter) so any store that keeps
@@ -283,15 +273,14 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	if b, ok := store.(session.Budgeter); ok {
 		b.SetBudgets(a.sessionBudget)
 	}
-	if err := m.WatchUsage(a.usage); err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+	if err := a.metrics.WatchUsage(a.usage); err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	a.echo = echo.New()
 	a.echo.HideBanner = true
 	a.echo.HidePort = true
 	a.routes(a.echo)
-	a.announceDeploy(ctx)
-	return a, nil
+	return nil
 }
 
 // Handler returns the HTTP handler (health, registry, execute, /mcp).
@@ -344,4 +333,43 @@ func idleTTL(d time.Duration) time.Duration {
 		return 30 * time.Minute
 	}
 	return d
+}
+
+// openSessionStore is the store cfg asks for: the embedder's, Redis when
+// StoreURL names it (which also brings a shared rate limiter, set in cfg),
+// or memory. The returned func closes what was opened here.
+func openSessionStore(cfg *Config, events *bus.Bus) (session.Store, func(), error) {
+	if cfg.SessionStore != nil {
+		return cfg.SessionStore, func() {}, nil
+	}
+	if cfg.StoreURL != "" {
+		store, limiter, closeStore, err := openSharedStore(*cfg, events)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.RateLimiter = limiter
+		return store, closeStore, nil
+	}
+	mem := session.NewMemory(cfg.SessionIdleTTL)
+	if cfg.Clock != nil {
+		mem.SetClock(cfg.Clock)
+	}
+	return mem, func() {}, nil
+}
+
+// streamableHTTP is the MCP Streamable HTTP handler over a.mcp.
+func (a *App) streamableHTTP() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.mcp }, &mcp.StreamableHTTPOptions{
+		Logger: a.mcpLog,
+		// Auth (bearer tokens) and loopback-only binding are enforced by
+		// plasmd itself; browsers reach /mcp only through those checks.
+		DisableLocalhostProtection: a.cfg.Tenants != nil,
+		// Idle transport sessions close like idle execute sessions do, so
+		// abandoned connections do not accumulate.
+		SessionTimeout: idleTTL(a.cfg.SessionIdleTTL),
+		// Stateless: no Mcp-Session-Id, each request stands alone, so any
+		// replica serves any request (refs are canonical, see stateless.go).
+		Stateless:  a.cfg.MCPStateless,
+		EventStore: mcp.NewMemoryEventStore(nil), // Last-Event-ID resumes a lost stream (bounded: 10 MiB)
+	})
 }

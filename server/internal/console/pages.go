@@ -396,10 +396,10 @@ func nodeDeps(n *plan.Node) []int {
 
 // stepRow joins a plan node with what the executor reported for it.
 type stepRow struct {
-	Node        *plan.Node
-	Ran         bool
+	Node               *plan.Node
+	Ran                bool
 	Calls, Pages, Rows int
-	Duration    time.Duration
+	Duration           time.Duration
 }
 
 func (c *Console) run(w http.ResponseWriter, r *http.Request) {
