@@ -458,7 +458,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		}
 		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
 	}
-	if len(creq.Page) > 0 || dec.Next != nil {
+	if len(creq.Page) > 0 || (dec != nil && dec.Next != nil) {
 		r.mu.Lock()
 		step.Pages++
 		r.mu.Unlock()
