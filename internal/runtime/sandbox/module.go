@@ -95,6 +95,9 @@ func (h *Host) Module(ctx context.Context, wasm []byte) (*Module, error) {
 		h.mu.Unlock()
 	}
 	close(e.ready)
+	if e.err == nil {
+		h.kickRefill()
+	}
 	return e.m, e.err
 }
 
@@ -130,8 +133,10 @@ func (h *Host) load(ctx context.Context, digest string, wasm []byte) (*Module, e
 	}
 	m.ABIVersion = version
 	if h.spares > 0 {
+		// The refill is kicked by Module once the entry is ready: kicked
+		// here, a refill running at once would skip this module (not ready
+		// yet) and never be woken for it again.
 		m.spares = append(m.spares, in)
-		h.kickRefill()
 	} else {
 		in.close()
 	}
