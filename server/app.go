@@ -343,11 +343,12 @@ func openSessionStore(cfg *Config, events *bus.Bus) (session.Store, func(), erro
 		return cfg.SessionStore, func() {}, nil
 	}
 	if cfg.StoreURL != "" {
-		store, limiter, closeStore, err := openSharedStore(*cfg, events)
+		store, shared, closeStore, err := openSharedStore(*cfg, events)
 		if err != nil {
 			return nil, nil, err
 		}
-		cfg.RateLimiter = limiter
+		cfg.RateLimiter = shared.limiter
+		cfg.Audit = shared.audit
 		return store, closeStore, nil
 	}
 	mem := session.NewMemory(cfg.SessionIdleTTL)

@@ -179,6 +179,14 @@ func TestReplicasShareSessions(t *testing.T) {
 	if _, d := lb.next(t); d["reason"] != "marker" {
 		t.Fatalf("tenant b's listener got %v before its marker", d)
 	}
+	// The audit trail is shared too: the mutation run on B is on A's
+	// /v1/audit for tenant a, and not for tenant b.
+	if r := a.do(t, http.MethodGet, "/v1/audit", "", "", bearerHeader(tokenA)...); r.status != http.StatusOK || !strings.Contains(r.body, "made on B") {
+		t.Fatalf("audit on A for tenant a: %d %s", r.status, r.body)
+	}
+	if r := a.do(t, http.MethodGet, "/v1/audit", "", "", bearerHeader(tokenB)...); r.status != http.StatusOK || strings.Contains(r.body, "made on B") {
+		t.Fatalf("audit on A for tenant b: %d %s", r.status, r.body)
+	}
 }
 
 func openAs(t testing.TB, f *fixture, token, entry string, entities ...string) string {

@@ -9,35 +9,48 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/plasmd/plasmd/server/internal/audit"
 	"github.com/plasmd/plasmd/server/internal/bus"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/ratelimit"
 	"github.com/plasmd/plasmd/server/internal/session"
 )
 
-// openSharedStore opens the Redis store named by cfg.StoreURL and the
-// relay that fans the invalidation bus out over the same Redis, and, unless
-// the caller brought its own, a rate limiter on that Redis so replicas
-// share tenants' rate limits. The returned func closes them.
-func openSharedStore(cfg Config, events *bus.Bus) (session.Store, ratelimit.Limiter, func(), error) {
+// sharedServices are what replicas on one Redis share besides sessions.
+type sharedServices struct {
+	// limiter is the tenants' rate limits (the embedder's if it brought one).
+	limiter ratelimit.Limiter
+	// audit is the trail: a Redis stream per tenant, beside the embedder's
+	// or the --audit-log file when there is one.
+	audit audit.Log
+}
+
+// openSharedStore opens the Redis store named by cfg.StoreURL, the relay
+// that fans the invalidation bus out over the same Redis, and the rate
+// limiter and audit trail replicas share there. The returned func closes
+// them.
+func openSharedStore(cfg Config, events *bus.Bus) (session.Store, sharedServices, func(), error) {
 	if !strings.HasPrefix(cfg.StoreURL, "redis://") && !strings.HasPrefix(cfg.StoreURL, "rediss://") {
-		return nil, nil, nil, fmt.Errorf("--store %q: only redis:// and rediss:// URLs are supported", cfg.StoreURL)
+		return nil, sharedServices{}, nil, fmt.Errorf("--store %q: only redis:// and rediss:// URLs are supported", cfg.StoreURL)
 	}
 	session.RouteRedisLogs(cfg.Logger)
 	rdb, err := session.DialRedis(cfg.StoreURL)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, sharedServices{}, nil, err
 	}
-	limiter := cfg.RateLimiter
-	if limiter == nil {
-		limiter = RedisRateLimiter(rdb)
+	shared := sharedServices{limiter: cfg.RateLimiter, audit: audit.NewStream(rdb)}
+	if shared.limiter == nil {
+		shared.limiter = RedisRateLimiter(rdb)
+	}
+	if cfg.Audit != nil {
+		shared.audit = audit.Tee{shared.audit, cfg.Audit}
 	}
 	store := session.NewRedis(rdb, cfg.SessionIdleTTL)
 	// Each process is its own origin, so it does not hear its own events
 	// twice.
 	relay := bus.StartRedisRelay(rdb, events, uuid.NewString(), cfg.Logger)
 	stopSweep := store.StartSweeper(store.SweepInterval())
-	return store, limiter, func() {
+	return store, shared, func() {
 		stopSweep()
 		relay.Close()
 		_ = rdb.Close()
