@@ -212,3 +212,17 @@ func TestConsoleRelaysInvalidations(t *testing.T) {
 		t.Fatalf("tenant b got %s", got)
 	}
 }
+
+// A session shows on the console as soon as it is opened, before any run.
+func TestConsoleListsSessionsBeforeRuns(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	path := f.open(t, "kanban", "Team")
+	parts := strings.Split(strings.Trim(path, "/"), "/") // execute/{ph}/{s}
+	body := uiGet(f, "/ui/sessions", false).Body.String()
+	if !strings.Contains(body, parts[len(parts)-1][:8]) && !strings.Contains(body, parts[len(parts)-1]) {
+		t.Fatalf("opened session %s not listed:\n%s", path, body)
+	}
+	if !strings.Contains(body, "no run yet") {
+		t.Fatalf("an unrun session should say so:\n%s", body)
+	}
+}

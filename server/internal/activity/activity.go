@@ -92,8 +92,9 @@ type Journal struct {
 	runsCap, faultsCap, rowsCap int
 	now                         func() time.Time
 
-	mu     sync.Mutex
-	runs   []*Run // oldest first
+	mu       sync.Mutex
+	sessions []Session // oldest first, one per execute session
+	runs     []*Run    // oldest first
 	faults []Fault
 	subs   map[chan Event]string // channel → tenant ("" operator: all)
 }
@@ -149,6 +150,41 @@ func (j *Journal) AddRun(r Run) {
 	}
 	j.mu.Unlock()
 	j.publish(Event{Kind: "run", Tenant: r.Tenant, Run: rp, At: r.Started})
+}
+
+// Session is an execute session as the console lists it before (and
+// besides) its runs.
+type Session struct {
+	Tenant, LogicalID, Intent, PromptHash, SessionID string
+	Opened                                           time.Time
+}
+
+// AddSession records a session opened or extended; one entry per execute
+// session, the latest wins, bounded like runs.
+func (j *Journal) AddSession(s Session) {
+	if s.Opened.IsZero() {
+		s.Opened = j.now()
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.sessions = slices.DeleteFunc(j.sessions, func(o Session) bool { return o.Tenant == s.Tenant && o.SessionID == s.SessionID })
+	j.sessions = append(j.sessions, s)
+	if len(j.sessions) > j.runsCap {
+		j.sessions = slices.Delete(j.sessions, 0, len(j.sessions)-j.runsCap)
+	}
+}
+
+// Sessions returns the sessions a viewer may see, newest first.
+func (j *Journal) Sessions(viewer string) []Session {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []Session
+	for i := len(j.sessions) - 1; i >= 0; i-- {
+		if visible(viewer, j.sessions[i].Tenant) {
+			out = append(out, j.sessions[i])
+		}
+	}
+	return out
 }
 
 // AddFault records a sandbox failure or egress denial.

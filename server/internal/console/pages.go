@@ -247,6 +247,16 @@ func (c *Console) sessionRows(v Viewer) []*sessionRow {
 			s.Failed++
 		}
 	}
+	// Sessions opened but not run yet are listed too.
+	for _, o := range c.jr.Sessions(v.scope()) {
+		k := o.Tenant + "\x00" + o.SessionID
+		if _, ok := by[k]; ok {
+			continue
+		}
+		s := &sessionRow{Tenant: o.Tenant, LogicalID: o.LogicalID, Intent: o.Intent, PromptHash: o.PromptHash, SessionID: o.SessionID}
+		by[k] = s
+		out = append(out, s)
+	}
 	return out
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/symbol"
+	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/teaching"
@@ -187,6 +188,11 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed,
 	}
 	if err := s.store.PutExecute(ctx, ex); err != nil {
 		return nil, err
+	}
+	if s.journal != nil {
+		// The console lists sessions before their first run too.
+		s.journal.AddSession(activity.Session{Tenant: t.ID, LogicalID: logicalID, Intent: intent,
+			PromptHash: ex.PromptHash, SessionID: ex.ID, Opened: ex.Created})
 	}
 	return &Opened{Execute: ex, Text: prompt}, nil
 }
