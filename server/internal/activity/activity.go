@@ -95,8 +95,8 @@ type Journal struct {
 	mu       sync.Mutex
 	sessions []Session // oldest first, one per execute session
 	runs     []*Run    // oldest first
-	faults []Fault
-	subs   map[chan Event]string // channel → tenant ("" operator: all)
+	faults   []Fault
+	subs     map[chan Event]string // channel → tenant ("" operator: all)
 }
 
 // Options configure a Journal; zero fields take defaults.
