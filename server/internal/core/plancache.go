@@ -1,10 +1,8 @@
 package core
 
 import (
-	"container/list"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/plan"
@@ -20,21 +18,9 @@ import (
 // Plans are stored encoded and decoded on every hit, so no two runs share a
 // plan value the executor might change. The key names the tenant, so one
 // tenant's entry can never answer another's program.
-type planCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recently used; values are *planEntry
-	byKey map[string]*list.Element
-}
+type planCache struct{ entries *lru[[]byte] }
 
-type planEntry struct {
-	key  string
-	plan []byte
-}
-
-func newPlanCache(max int) *planCache {
-	return &planCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
-}
+func newPlanCache(max int) *planCache { return &planCache{entries: newLRU[[]byte](max)} }
 
 // planKey builds the cache key. Parts are length-prefixed so no two
 // different inputs can produce the same key.
@@ -58,14 +44,7 @@ func planKey(tenant, session string, revision int, engine string, digests []stri
 
 // get returns a fresh copy of the cached plan for key, if any.
 func (c *planCache) get(key string) (*plan.Plan, bool) {
-	c.mu.Lock()
-	el, ok := c.byKey[key]
-	var raw []byte
-	if ok {
-		c.order.MoveToFront(el)
-		raw = el.Value.(*planEntry).plan
-	}
-	c.mu.Unlock()
+	raw, ok := c.entries.get(key)
 	if !ok {
 		return nil, false
 	}
@@ -78,19 +57,4 @@ func (c *planCache) get(key string) (*plan.Plan, bool) {
 }
 
 // put stores p under key, evicting the least recently used plan when full.
-func (c *planCache) put(key string, p *plan.Plan) {
-	raw := p.AppendJSON(nil)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		el.Value.(*planEntry).plan = raw
-		c.order.MoveToFront(el)
-		return
-	}
-	c.byKey[key] = c.order.PushFront(&planEntry{key: key, plan: raw})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.byKey, last.Value.(*planEntry).key)
-	}
-}
+func (c *planCache) put(key string, p *plan.Plan) { c.entries.put(key, p.AppendJSON(nil)) }

@@ -1,10 +1,8 @@
 package core
 
 import (
-	"container/list"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server/internal/session"
@@ -21,20 +19,10 @@ const symbolCacheSize = 512
 // revision (every wave that adds symbols bumps DomainRevision, see
 // extendLocked), so (tenant, session, revision) names one map; the plan
 // cache relies on the same rule.
-type symbolCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recently used; values are *symbolEntry
-	byKey map[string]*list.Element
-}
-
-type symbolEntry struct {
-	key string
-	sym *sandbox.Symbols
-}
+type symbolCache struct{ entries *lru[*sandbox.Symbols] }
 
 func newSymbolCache(max int) *symbolCache {
-	return &symbolCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+	return &symbolCache{entries: newLRU[*sandbox.Symbols](max)}
 }
 
 // symbolKey is length-prefixed like planKey, so no two inputs collide.
@@ -58,27 +46,13 @@ func symbolKey(tenant string, ex *session.Execute) string {
 // revision. Two callers racing on a miss both encode; the maps are equal.
 func (c *symbolCache) get(tenant string, ex *session.Execute) (*sandbox.Symbols, error) {
 	key := symbolKey(tenant, ex)
-	c.mu.Lock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		sym := el.Value.(*symbolEntry).sym
-		c.mu.Unlock()
+	if sym, ok := c.entries.get(key); ok {
 		return sym, nil
 	}
-	c.mu.Unlock()
 	sym, err := sandbox.EncodeSymbols(&ex.Symbols)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; !ok {
-		c.byKey[key] = c.order.PushFront(&symbolEntry{key: key, sym: sym})
-		for c.order.Len() > c.max {
-			last := c.order.Back()
-			c.order.Remove(last)
-			delete(c.byKey, last.Value.(*symbolEntry).key)
-		}
-	}
+	c.entries.put(key, sym)
 	return sym, nil
 }

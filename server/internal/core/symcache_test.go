@@ -54,7 +54,7 @@ func TestSymbolCache(t *testing.T) {
 			}
 		})
 	}
-	if n := c.order.Len(); n != 2 {
+	if n := c.entries.order.Len(); n != 2 {
 		t.Fatalf("%d entries kept, bound is 2", n)
 	}
 }
