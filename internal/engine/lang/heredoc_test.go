@@ -40,7 +40,7 @@ func TestHeredocForms(t *testing.T) {
 func TestHopNeedsUnboundParam(t *testing.T) {
 	cats := testCatalogs()
 	cq := cats["tracker"].Capabilities["comment_query"]
-	cq.Parameters = append(cq.Parameters, catalog.Parameter{Name: "tenant", ValueRef: "str", Required: true})
+	cq.Parameters = append(cq.Parameters, catalog.Parameter{Name: "tenant", ValueRef: "project_id", Required: true})
 	_, err := Plan(&abi.PlanRequest{Program: `Issue("i1").comments`, Entries: onlyTracker}, cats)
 	if err == nil || err.Code != abi.CodeCatalog || err.Column != 13 {
 		t.Fatalf("got %v", err)
