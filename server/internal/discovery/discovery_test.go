@@ -9,15 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/server/internal/discovery"
-	"github.com/plasmd/plasmd/server/internal/teaching/teachingtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-func catalogs() []*catalog.Catalog {
-	return []*catalog.Catalog{teachingtest.Tracker(), teachingtest.Kanban()}
+// catalogs are the shared tracker and kanban fixtures, fresh on every call.
+func catalogs(tb testing.TB) []*catalog.Catalog {
+	tb.Helper()
+	return []*catalog.Catalog{fixture.Catalog(tb, fixture.Tracker), fixture.Catalog(tb, fixture.Kanban)}
 }
 
 func TestRankFirst(t *testing.T) {
@@ -36,7 +38,7 @@ func TestRankFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.intent, func(t *testing.T) {
-			got := discovery.Rank(catalogs(), tt.intent, 0, nil)
+			got := discovery.Rank(catalogs(t), tt.intent, 0, nil)
 			if len(got) == 0 {
 				t.Fatal("no options")
 			}
@@ -54,29 +56,29 @@ func TestRankFirst(t *testing.T) {
 
 func TestRankLimitsAndFilters(t *testing.T) {
 	const intent = "issues users teams projects comments labels"
-	all := discovery.Rank(catalogs(), intent, 100, nil)
+	all := discovery.Rank(catalogs(t), intent, 100, nil)
 	if len(all) != 8 {
 		t.Fatalf("want all 8 entities, got %d: %v", len(all), all)
 	}
-	if got := discovery.Rank(catalogs(), intent, 3, nil); !reflect.DeepEqual(got, all[:3]) {
+	if got := discovery.Rank(catalogs(t), intent, 3, nil); !reflect.DeepEqual(got, all[:3]) {
 		t.Errorf("max 3 = %v, want the top 3 of %v", got, all)
 	}
-	if got := discovery.Rank(catalogs(), intent, 0, nil); len(got) != min(discovery.DefaultMax, 8) {
+	if got := discovery.Rank(catalogs(t), intent, 0, nil); len(got) != min(discovery.DefaultMax, 8) {
 		t.Errorf("default max gave %d options", len(got))
 	}
-	for _, o := range discovery.Rank(catalogs(), intent, 100, []string{"kanban"}) {
+	for _, o := range discovery.Rank(catalogs(t), intent, 100, []string{"kanban"}) {
 		if o.EntryID != "kanban" {
 			t.Errorf("allowed=[kanban] returned %s:%s", o.EntryID, o.Entity)
 		}
 	}
-	if got := discovery.Rank(catalogs(), intent, 100, []string{"nope"}); len(got) != 0 {
+	if got := discovery.Rank(catalogs(t), intent, 100, []string{"nope"}); len(got) != 0 {
 		t.Errorf("unknown allowed entry returned %v", got)
 	}
 }
 
 func TestRankNoMatch(t *testing.T) {
 	for _, intent := range []string{"", "the of and", "quantum chromodynamics"} {
-		if got := discovery.Rank(catalogs(), intent, 5, nil); len(got) != 0 {
+		if got := discovery.Rank(catalogs(t), intent, 5, nil); len(got) != 0 {
 			t.Errorf("Rank(%q) = %v, want none", intent, got)
 		}
 	}
@@ -86,7 +88,7 @@ func TestRankNoMatch(t *testing.T) {
 }
 
 func TestRankOmitsZeroScores(t *testing.T) {
-	for _, o := range discovery.Rank(catalogs(), "labels", 100, nil) {
+	for _, o := range discovery.Rank(catalogs(t), "labels", 100, nil) {
 		if o.Score <= 0 {
 			t.Errorf("zero-score option %v", o)
 		}
@@ -95,12 +97,12 @@ func TestRankOmitsZeroScores(t *testing.T) {
 
 func TestRankDeterministic(t *testing.T) {
 	const intent = "issue user"
-	want := discovery.Rank(catalogs(), intent, 100, nil)
+	want := discovery.Rank(catalogs(t), intent, 100, nil)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20 {
-		cs := catalogs()
+		cs := catalogs(t)
 		// Input order and duplicates must not change the answer.
-		cs = append(cs, teachingtest.Kanban(), nil)
+		cs = append(cs, fixture.Catalog(t, fixture.Kanban), nil)
 		r.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
 		if got := discovery.Rank(cs, intent, 100, nil); !reflect.DeepEqual(got, want) {
 			t.Fatalf("order-dependent result:\n%v\n%v", got, want)
@@ -117,7 +119,7 @@ func TestRankDeterministic(t *testing.T) {
 }
 
 func TestRenderTSV(t *testing.T) {
-	opts := discovery.Rank(catalogs(), "add a comment to a bug report", 4, nil)
+	opts := discovery.Rank(catalogs(t), "add a comment to a bug report", 4, nil)
 	opts = append(opts, discovery.Option{EntryID: "x", Entity: "Odd", Description: "tab\there\nnew line ``` fence"})
 	got := discovery.RenderTSV(opts)
 	path := filepath.Join("testdata", "discover.tsv")
@@ -148,7 +150,7 @@ func FuzzRank(f *testing.F) {
 	for _, s := range []string{"", "close stale issues", "Kanban CARDS done!!", "\xff\x00 issue", strings.Repeat("issue ", 500)} {
 		f.Add(s, 3)
 	}
-	cs := catalogs()
+	cs := catalogs(f)
 	f.Fuzz(func(t *testing.T, intent string, max int) {
 		got := discovery.Rank(cs, intent, max, nil)
 		limit := max

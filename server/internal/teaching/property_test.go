@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/server/internal/teaching"
@@ -21,7 +22,7 @@ import (
 // in a store). Planner acceptance of the same rows is checked in
 // server/teaching/langcheck.
 func TestRandomWaves(t *testing.T) {
-	cats := teachingtest.Catalogs()
+	cats := fixture.Catalogs(t)
 	for seed := uint64(1); seed <= 60; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))
 		m := &symbol.Map{}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/server/internal/teaching"
-	"github.com/plasmd/plasmd/server/internal/teaching/teachingtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -31,7 +31,7 @@ func newSession(t testing.TB) *session { return &session{t: t, m: &symbol.Map{}}
 func (s *session) expose(req teaching.Request) teaching.Wave {
 	s.t.Helper()
 	if req.Catalogs == nil {
-		req.Catalogs = teachingtest.Catalogs()
+		req.Catalogs = fixture.Catalogs(s.t)
 	}
 	w, err := teaching.Expose(s.m, s.ex, req)
 	if err != nil {
@@ -175,8 +175,9 @@ func TestSeedsExact(t *testing.T) {
 	if want := []string{"Project"}; !slices.Equal(got, want) {
 		t.Errorf("entities = %v, want %v", got, want)
 	}
-	if len(first.Exposure.Relations) != 1 || s.m.RelationSym("tracker", "Project", "issues") != "r1" {
-		t.Fatalf("relations = %v, want only Project.issues as r1", first.Exposure.Relations)
+	if len(first.Exposure.Relations) != 2 || s.m.RelationSym("tracker", "Project", "issues") != "r1" ||
+		s.m.RelationSym("tracker", "Project", "lead") != "r2" {
+		t.Fatalf("relations = %v, want only Project.issues as r1 and Project.lead as r2", first.Exposure.Relations)
 	}
 	rel := relationRow(t, teaching.Rows(s.m, first), "r1")
 	if !strings.Contains(rel.Meaning, "relation e1 → [Issue]") {
@@ -224,7 +225,7 @@ func TestCollidingNamesGetDistinctSymbols(t *testing.T) {
 }
 
 func TestExposeErrors(t *testing.T) {
-	cats := teachingtest.Catalogs()
+	cats := fixture.Catalogs(t)
 	tests := []struct {
 		name string
 		prev teaching.Exposure
@@ -265,7 +266,7 @@ func TestExposeDoesNotAliasPrev(t *testing.T) {
 	s.expose(teaching.Request{Seeds: seeds("tracker:Issue")})
 	prev := s.ex.Clone()
 	snapshot := prev.Clone()
-	if _, err := teaching.Expose(s.m, prev, teaching.Request{Catalogs: teachingtest.Catalogs(), Seeds: seeds("kanban:Team")}); err != nil {
+	if _, err := teaching.Expose(s.m, prev, teaching.Request{Catalogs: fixture.Catalogs(t), Seeds: seeds("kanban:Team")}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(prev.Entities, snapshot.Entities) || !slices.Equal(prev.Capabilities, snapshot.Capabilities) {
@@ -324,7 +325,7 @@ func FuzzExpose(f *testing.F) {
 	f.Add("close stale issues", "issue_delete", uint8(0))
 	f.Add("", "", uint8(7))
 	f.Add("\x00\t\n ARCHIVE cards", "nope", uint8(200))
-	cats := teachingtest.Catalogs()
+	cats := fixture.Catalogs(f)
 	all := seeds("tracker:Project", "tracker:Issue", "tracker:User", "tracker:Comment",
 		"tracker:Label", "kanban:Team", "kanban:Issue", "kanban:User")
 	f.Fuzz(func(t *testing.T, intent, ranked string, pick uint8) {

@@ -11,13 +11,14 @@ import (
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/engine/lang"
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/server/internal/teaching"
 	"github.com/plasmd/plasmd/server/internal/teaching/teachingtest"
 )
 
 func TestTaughtRowsPlan(t *testing.T) {
-	cats := teachingtest.Catalogs()
+	cats := fixture.Catalogs(t)
 	for seed := uint64(1); seed <= 40; seed++ {
 		r := rand.New(rand.NewPCG(seed, 11))
 		m := &symbol.Map{}
@@ -46,7 +47,7 @@ func TestTaughtRowsPlan(t *testing.T) {
 // TestPreambleShapes plans one program per construct the preamble teaches,
 // so the preamble never advertises syntax the planner refuses.
 func TestPreambleShapes(t *testing.T) {
-	cats := teachingtest.Catalogs()
+	cats := fixture.Catalogs(t)
 	m := &symbol.Map{}
 	w, err := teaching.Expose(m, teaching.Exposure{}, teaching.Request{
 		Catalogs: cats, Seeds: []teaching.Seed{{EntryID: "tracker", Entity: "Issue"}}, Intent: "close and edit issues",
@@ -57,16 +58,16 @@ func TestPreambleShapes(t *testing.T) {
 	programs := []string{
 		`Issue(42)`,
 		`Issue("42")`,
-		`Issue{project_id=1, status!="open"}`,
-		`Issue{project_id=1, title~"crash"}`,
+		`Issue{project_id="p1", status!="open"}`,
+		`Issue{project_id="p1", title~"crash"}`,
 		`Issue~"crash"`,
 		`Issue(1).comments`,
-		`Issue{project_id=1}.limit(3).comments`,
+		`Issue{project_id="p1"}.limit(3).comments`,
 		`Issue(1).update(title="x")`,
 		`Issue(1).close()`,
-		`Issue{project_id=1}.sort(status, desc).limit(2).filter{status="open"}[id,status]`,
-		"a = Issue{project_id=1}\nb = a.limit(1)\nb.comments, a",
-		"a = Issue{project_id=1}.limit(3)\na.close()",
+		`Issue{project_id="p1"}.sort(status, desc).limit(2).filter{status="open"}[id,status]`,
+		"a = Issue{project_id=\"p1\"}\nb = a.limit(1)\nb.comments, a",
+		"a = Issue{project_id=\"p1\"}.limit(3)\na.close()",
 		"a = Issue(1)\nIssue(2).update(title=a.title)",
 		"Issue(1).update(body=<<MD\nline one\nline two\nMD\n)",
 		`page(s0_pg1)`,

@@ -1,3 +1,8 @@
+// Package teachingtest holds helpers for tests of the teaching, discovery
+// and planner packages: it turns taught rows into programs an agent could
+// send and draws random plasm_context requests over the shared tracker and
+// kanban fixtures (testdata/catalogs at the repository root, loaded with
+// internal/fixture).
 package teachingtest
 
 import (
