@@ -4,38 +4,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/fixture"
 )
 
-func formsCatalog() *catalog.Catalog {
-	str := &catalog.Field{ValueRef: "str"}
-	return &catalog.Catalog{
-		EntryID: "t",
-		Values: map[string]*catalog.Value{
-			"str": {Type: "string"}, "num": {Type: "integer"},
-			"pref": {Type: "entity_ref", Target: "Project"},
-		},
-		Entities: map[string]*catalog.Entity{
-			"Project": {Name: "Project", Fields: map[string]*catalog.Field{"name": str}},
-			"Label":   {Name: "Label", Fields: map[string]*catalog.Field{"name": str}},
-			"Issue": {Name: "Issue", Fields: map[string]*catalog.Field{
-				"title": str, "priority": {ValueRef: "num"}, "project_id": {ValueRef: "pref"}}},
-		},
-		Capabilities: map[string]*catalog.Capability{
-			"label_query":  {Name: "label_query", Kind: catalog.KindQuery, Entity: "Label"},
-			"issue_query":  {Name: "issue_query", Kind: catalog.KindQuery, Entity: "Issue"},
-			"issue_update": {Name: "issue_update", Kind: catalog.KindUpdate, Entity: "Issue"},
-		},
-	}
-}
-
-func formsWave(ents []string, caps []string) Wave {
-	w := Wave{catalogs: map[string]*catalog.Catalog{"t": formsCatalog()}}
+// formsWave exposes ents and caps of the shared tracker fixture.
+func formsWave(t *testing.T, ents []string, caps []string) Wave {
+	t.Helper()
+	w := Wave{catalogs: fixture.Catalogs(t, fixture.Tracker)}
 	for _, e := range ents {
-		w.Exposure.Entities = append(w.Exposure.Entities, ExposedEntity{EntryID: "t", Entity: e, Seeded: true})
+		w.Exposure.Entities = append(w.Exposure.Entities, ExposedEntity{EntryID: fixture.Tracker, Entity: e, Seeded: true})
 	}
 	for _, c := range caps {
-		w.Exposure.Capabilities = append(w.Exposure.Capabilities, ExposedCapability{EntryID: "t", Capability: c})
+		w.Exposure.Capabilities = append(w.Exposure.Capabilities, ExposedCapability{EntryID: fixture.Tracker, Capability: c})
 	}
 	return w
 }
@@ -48,14 +28,14 @@ func TestMoreForms(t *testing.T) {
 		ents, caps []string
 		want, not  []string
 	}{
-		{"read-only text", []string{"Label"}, []string{"label_query"}, []string{formsCompute, formsRender}, []string{formsSum, formsEffect, formsReverse}},
+		{"read-only text", []string{"Label"}, []string{"label_search"}, []string{formsCompute, formsRender}, []string{formsSum, formsEffect, formsReverse}},
 		{"numbers", []string{"Issue"}, []string{"issue_query"}, []string{formsSum}, []string{formsEffect, formsReverse}},
 		{"mutations", []string{"Issue"}, []string{"issue_query", "issue_update"}, []string{formsEffect}, []string{formsReverse}},
 		{"references", []string{"Issue", "Project"}, []string{"issue_query"}, []string{formsReverse}, []string{formsEffect}},
 		{"nothing", nil, nil, nil, []string{formsHead}},
 	}
 	for _, tc := range cases {
-		got := moreForms(formsWave(tc.ents, tc.caps))
+		got := moreForms(formsWave(t, tc.ents, tc.caps))
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: missing %q", tc.name, w)

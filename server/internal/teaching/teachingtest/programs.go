@@ -127,7 +127,7 @@ var (
 )
 
 // RandomRequests returns a session's worth of plasm_context calls over
-// Catalogs(): random seed sets, one intent for the whole session (as a host
+// cats (the shared tracker and kanban fixtures): random seed sets, one intent for the whole session (as a host
 // would send), and occasionally ranked capabilities.
 func RandomRequests(r *rand.Rand, cats map[string]*catalog.Catalog, waves int) []teaching.Request {
 	intent := intents[r.IntN(len(intents))]
