@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/plasmd/plasmd/internal/engine/cml"
 	"github.com/plasmd/plasmd/internal/engine/decode"
 	"github.com/plasmd/plasmd/internal/engine/lang"
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/model/symbol"
@@ -23,9 +23,6 @@ import (
 	"github.com/plasmd/plasmd/server/internal/teaching"
 	"github.com/plasmd/plasmd/server/internal/teaching/teachingtest"
 )
-
-// plasmFormsDir is plasmd's own catalog exercising each Plasm form.
-var plasmFormsDir = filepath.Join("..", "..", "..", "..", "testdata", "catalogs", "plasmforms")
 
 // notesBackend answers the plasmforms catalog's requests offline and
 // records what it was sent.
@@ -78,7 +75,7 @@ func (b *notesBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // plans programs over each form, compiles their requests, sends them to an
 // in-process backend and decodes the rows.
 func TestPlasmFormsEndToEnd(t *testing.T) {
-	loaded, err := catalogdir.LoadPathReport(plasmFormsDir)
+	loaded, err := catalogdir.LoadPathReport(fixture.Path(t, "catalogs", "plasmforms")) // plasmd's own catalog of each Plasm form
 	if err != nil {
 		t.Fatal(err)
 	}
