@@ -117,13 +117,14 @@ var (
 		{EntryID: "tracker", Entity: "User"}, {EntryID: "tracker", Entity: "Comment"},
 		{EntryID: "tracker", Entity: "Label"}, {EntryID: "kanban", Entity: "Team"},
 		{EntryID: "kanban", Entity: "Issue"}, {EntryID: "kanban", Entity: "User"},
+		{EntryID: "tracker", Entity: "Repo"}, {EntryID: "tracker", Entity: "Member"},
 	}
 	intents = []string{
 		"", "close stale issues and add a comment explaining why", "archive finished cards",
 		"edit titles and move cards", "delete spam comments", "file new bugs in a project",
 		"who is assigned what",
 	}
-	rankable = []string{"issue_delete", "comment_delete", "issue_update", "issue_archive", "comment_create"}
+	rankable = []string{"issue_delete", "comment_delete", "issue_update", "issue_archive", "comment_create", "repo_star", "member_rename", "member_suspend"}
 )
 
 // RandomRequests returns a session's worth of plasm_context calls over
