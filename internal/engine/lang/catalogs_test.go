@@ -7,8 +7,9 @@ import (
 )
 
 // testCatalogs are the shared tracker and kanban fixtures
-// (testdata/catalogs/{tracker,kanban} at the repository root), loaded fresh
-// through the real catalog loader on every call so a test may change them.
+// (testdata/catalogs/{tracker,kanban} at the repository root), loaded
+// through the real catalog loader; every call returns fresh copies, so a test
+// may change them.
 // Both define Issue and User, so bare names collide on purpose.
 func testCatalogs() map[string]*catalog.Catalog {
 	out := map[string]*catalog.Catalog{}
