@@ -252,20 +252,6 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// phraseParam is where a search phrase goes: the search-role parameter, or
-// the first parameter when none declares the role.
-func phraseParam(c *catalog.Capability) string {
-	for _, pr := range c.Parameters {
-		if pr.Role == catalog.RoleSearch {
-			return pr.Name
-		}
-	}
-	if len(c.Parameters) > 0 {
-		return c.Parameters[0].Name
-	}
-	return ""
-}
-
 type evPred struct {
 	pred
 	lit any
@@ -319,7 +305,7 @@ func (p *planner) pickRead(x ent, caps []*catalog.Capability, ev []evPred, hasPr
 	for _, c := range caps {
 		supplied := map[string]bool{}
 		if phrase != nil {
-			pp := phraseParam(c)
+			pp := c.PhraseParam()
 			if pp == "" {
 				// Nothing would carry the phrase, and running the search
 				// without it would answer a different question.
@@ -382,7 +368,7 @@ func (p *planner) readArgs(n *plan.Node, x ent, best *catalog.Capability, ev []e
 			return errAt(phrase.p, abi.CodeType, "a search needs words: "+x.name+`~""`+" names none",
 				`write `+x.name+`~"some words", or `+p.listHowTo(x))
 		}
-		args[phraseParam(best)] = lit
+		args[best.PhraseParam()] = lit
 	}
 	for _, e := range ev {
 		prm := best.Param(e.field.text)

@@ -69,6 +69,23 @@ func (c *Capability) Param(name string) *Parameter {
 	return nil
 }
 
+// PhraseParam is the parameter a search phrase is sent in: the one with the
+// search role, or the first parameter when none declares the role. It is ""
+// when the capability has no parameter at all: such a search cannot carry a
+// phrase, so the planner refuses `E~"text"` over it and teaching leaves it
+// out (one rule, used by both).
+func (c *Capability) PhraseParam() string {
+	for _, p := range c.Parameters {
+		if p.Role == RoleSearch {
+			return p.Name
+		}
+	}
+	if len(c.Parameters) > 0 {
+		return c.Parameters[0].Name
+	}
+	return ""
+}
+
 // IsRead reports whether the capability only reads.
 func (c *Capability) IsRead() bool {
 	switch c.Kind {

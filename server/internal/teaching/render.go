@@ -378,22 +378,10 @@ func (r *renderer) queryRow(cat *catalog.Catalog, e string, cp *catalog.Capabili
 	r.emit(e+"{"+r.fills(cat.EntryID, req)+"}", "returns ["+e+"]", r.optional(cat.EntryID, opt))
 }
 
-// searchParam is the parameter the search phrase fills: the one with role
-// search, else the first parameter, as the planner places it.
-func searchParam(cp *catalog.Capability) string {
-	for _, p := range cp.Parameters {
-		if p.Role == catalog.RoleSearch {
-			return p.Name
-		}
-	}
-	if len(cp.Parameters) > 0 {
-		return cp.Parameters[0].Name
-	}
-	return ""
-}
-
+// searchExpr writes a search with the phrase in the parameter the planner
+// places it in (Capability.PhraseParam) and the other required ones filled.
 func (r *renderer) searchExpr(cat *catalog.Catalog, e string, cp *catalog.Capability) (string, []catalog.Parameter) {
-	sp := searchParam(cp)
+	sp := cp.PhraseParam()
 	req, opt := splitParams(cp, func(p catalog.Parameter) bool { return p.Name == sp })
 	expr := e + `~"text"`
 	if len(req) > 0 {

@@ -412,6 +412,9 @@ func readCaps(cat *catalog.Catalog, ent *catalog.Entity) []*catalog.Capability {
 	var out []*catalog.Capability
 	hasQuery := false
 	for _, cp := range cat.CapabilitiesOf(ent.Name) {
+		if cp.Kind == catalog.KindSearch && cp.PhraseParam() == "" {
+			continue // nothing would carry the phrase; the planner refuses it too
+		}
 		if cp.Kind == catalog.KindQuery || cp.Kind == catalog.KindSearch {
 			out = append(out, cp)
 			hasQuery = hasQuery || cp.Kind == catalog.KindQuery

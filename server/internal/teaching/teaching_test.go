@@ -347,3 +347,24 @@ func FuzzExpose(f *testing.F) {
 		}
 	})
 }
+
+// A search with no parameter cannot carry a phrase, so the planner refuses
+// `E~"text"` over it; teaching must not offer that row either (it would cost
+// the agent a turn). The defect is made on this test's own copy.
+func TestPhraselessSearchNotTaught(t *testing.T) {
+	for _, strip := range []bool{false, true} {
+		cats := fixture.Catalogs(t)
+		if strip {
+			cats["tracker"].Capabilities["label_search"].Parameters = nil
+		}
+		s := newSession(t)
+		w := s.expose(teaching.Request{Catalogs: cats, Seeds: seeds("tracker:Label")})
+		var search bool
+		for _, r := range teaching.Rows(s.m, w) {
+			search = search || strings.Contains(r.Expr, `~"text"`)
+		}
+		if search == strip {
+			t.Errorf("parameters stripped=%v: search row taught=%v", strip, search)
+		}
+	}
+}
