@@ -35,17 +35,6 @@ type Derive struct {
 	Segment         string   `json:"segment,omitempty"`
 }
 
-// View is a Plasm composed read: a small DAG of capability calls whose
-// results fill one row of Entity. plasmd loads and checks views but does
-// not execute them; the capability that serves a view is Unavailable.
-type View struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	Capability  string   `json:"capability"`
-	Entity      string   `json:"entity"`
-	Nodes       []string `json:"nodes"` // capability of each node, in order
-}
-
 // OAuth is Plasm's oauth: extension: which provider issues the tokens and
 // which scopes exist. The token itself comes from the tenant's secrets.
 type OAuth struct {

@@ -1,0 +1,161 @@
+package viewtemplate
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Text renders a value as Jinja prints it: none as "", booleans as
+// true/false, whole numbers without a fraction, lists and maps as JSON.
+func Text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case json.Number:
+		return x.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	if f, ok := toFloat(v); ok {
+		return f != 0
+	}
+	return true
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func toInt(v any) (int64, bool) {
+	f, ok := toFloat(v)
+	if !ok || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func number(f float64) any {
+	if f == float64(int64(f)) {
+		return int64(f)
+	}
+	return f
+}
+
+func equal(a, b any) bool {
+	if fa, ok := toFloat(a); ok {
+		fb, ok := toFloat(b)
+		return ok && fa == fb
+	}
+	switch a.(type) {
+	case []any, map[string]any:
+		return Text(a) == Text(b)
+	}
+	return a == b
+}
+
+func compare(a, b any) (int, bool) {
+	if fa, ok := toFloat(a); ok {
+		if fb, ok := toFloat(b); ok {
+			switch {
+			case fa < fb:
+				return -1, true
+			case fa > fb:
+				return 1, true
+			}
+			return 0, true
+		}
+	}
+	sa, aok := a.(string)
+	sb, bok := b.(string)
+	if aok && bok {
+		return strings.Compare(sa, sb), true
+	}
+	return 0, false
+}
+
+func contains(container, item any) bool {
+	switch c := container.(type) {
+	case string:
+		return strings.Contains(c, Text(item))
+	case []any:
+		for _, x := range c {
+			if equal(x, item) {
+				return true
+			}
+		}
+	case map[string]any:
+		_, ok := c[Text(item)]
+		return ok
+	}
+	return false
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "none"
+	case string:
+		return "text"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	if _, ok := toFloat(v); ok {
+		return "a number"
+	}
+	return "a value"
+}
+
+func toList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
