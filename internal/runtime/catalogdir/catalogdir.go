@@ -65,6 +65,8 @@ type loader struct {
 	// broken holds "kind:name" for declarations that exist but could not be
 	// read, so that references to them are not also reported as undeclared.
 	broken map[string]bool
+	// viewReasons holds why each view cannot run here (views.go).
+	viewReasons map[string][]string
 }
 
 func (l *loader) later(f func()) { l.checks = append(l.checks, f) }
@@ -346,6 +348,7 @@ func (l *loader) finish() {
 		}
 		f()
 	}
+	l.finishViews()
 	for name, s := range l.capSites {
 		if l.cat.Mappings[name] == nil && !l.broken["mapping:"+name] {
 			s.p.errorf(s.key, "capabilities.%s: no mapping for this capability in %s (a capability served by the module needs one with transport: wasm)", name, l.mappingsName)

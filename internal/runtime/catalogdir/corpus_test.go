@@ -36,6 +36,7 @@ func TestCorpus(t *testing.T) {
 	if len(names) == 0 {
 		t.Fatalf("no catalogs under %s", root)
 	}
+	views, viewsOff := 0, 0
 	for _, name := range names {
 		l, err := LoadPathReport(filepath.Join(root, name))
 		if err != nil {
@@ -57,6 +58,22 @@ func TestCorpus(t *testing.T) {
 		for _, w := range l.Warnings {
 			t.Logf("    warning: %v", w)
 		}
+		for _, vn := range sortedKeys(c.Views) {
+			v := c.Views[vn]
+			why := ""
+			for _, s := range v.Serves {
+				if u := c.Capabilities[s].Unavailable; u != "" {
+					why = u
+				}
+			}
+			if why == "" {
+				views++
+				t.Logf("    view %s: executable (serves %v)", vn, v.Serves)
+			} else {
+				viewsOff++
+				t.Logf("    view %s: not executable here: %s", vn, why)
+			}
+		}
 	}
-	t.Logf("%d catalogs loaded", len(names))
+	t.Logf("%d catalogs loaded; views: %d executable, %d not executable here", len(names), views, viewsOff)
 }

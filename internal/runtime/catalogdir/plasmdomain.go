@@ -20,8 +20,6 @@ var (
 	aggregatePolicies  = []string{"retain", "omit_when_redundant"}
 	deriveTypes        = []string{catalog.DeriveSegmentsAfterPrefix, catalog.DeriveNameValueLookup, catalog.DeriveObjectKeyLookup, catalog.DeriveColonPair}
 	deriveKeys         = []string{"type", "prefix", "alternate_prefixes", "part_index", "equals", "match_key_field", "value_field", "key", "case_insensitive", "prefer_keys", "blocks_key", "ref_field", "segment"}
-	viewKeys           = []string{"description", "capability", "entity", "scope", "nodes", "output", "relation_outputs"}
-	viewNodeKeys       = []string{"id", "capability", "bind"}
 	oauthKeys          = []string{"provider", "scopes", "default_scope_sets", "requirements"}
 	inputSchemaKeys    = []string{"input_type", "validation", "description", "examples"}
 	preflightStepKinds = []string{"hydrate_invoke_target", "hydrate_entity_ref_param", "query_pick", "label_ids_delta"}
@@ -339,52 +337,4 @@ func (l *loader) parseDomainExtras(p *parser, o *object) {
 			l.parseView(p, "views."+e.key.Value, e.key, e.val)
 		}
 	}
-}
-
-func (l *loader) parseView(p *parser, ctx string, key, val *yaml.Node) {
-	o := p.object(ctx, key, val, viewKeys)
-	if o == nil {
-		return
-	}
-	v := &catalog.View{Name: key.Value, Description: o.str("description"), Capability: o.name("capability"), Entity: o.name("entity")}
-	l.entityRef(p, o.sub("entity"), o.val("entity"), v.Entity)
-	if nn := o.val("nodes"); nn == nil {
-		o.missing("nodes")
-	} else if nn.Kind != yaml.SequenceNode {
-		p.errorf(nn, "%s: expected a list of {id, capability, bind}, got %s", o.sub("nodes"), describe(nn))
-	} else {
-		for i, c := range nn.Content {
-			no := p.object(index(o.sub("nodes"), i), c, c, viewNodeKeys)
-			if no == nil {
-				continue
-			}
-			no.name("id")
-			capName := no.name("capability")
-			v.Nodes = append(v.Nodes, capName)
-			cn, nctx := no.val("capability"), no.sub("capability")
-			l.later(func() {
-				if capName != "" && l.cat.Capabilities[capName] == nil && !l.broken["capability:"+capName] {
-					p.errorf(cn, "%s: %s", nctx, p.unknownRefOf("capability", capName, "", l.capNames))
-				}
-			})
-		}
-	}
-	if l.cat.Views == nil {
-		l.cat.Views = map[string]*catalog.View{}
-	}
-	l.cat.Views[v.Name] = v
-	cn := o.val("capability")
-	l.later(func() {
-		cp := l.cat.Capabilities[v.Capability]
-		if v.Capability == "" || l.broken["capability:"+v.Capability] {
-			return
-		}
-		if cp == nil {
-			p.errorf(cn, "%s.capability: %s", ctx, p.unknownRefOf("capability", v.Capability, "", l.capNames))
-			return
-		}
-		if cp.Entity != v.Entity {
-			p.errorf(cn, "%s.capability: %q is on entity %q, not the view's %q", ctx, cp.Name, cp.Entity, v.Entity)
-		}
-	})
 }

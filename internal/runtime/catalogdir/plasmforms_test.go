@@ -42,7 +42,9 @@ func TestPlasmFormsModel(t *testing.T) {
 		{"parameter description", c.Capabilities["note_query"].Parameters[0].Description, "Words to match"},
 		{"oauth bearer from hosted_kv", c.Auth, catalog.Auth{Scheme: "oauth_bearer", Env: "plasm:outbound:notes:access_token"}},
 		{"oauth block", c.OAuth, &catalog.OAuth{Provider: "notes", Scopes: []string{"notes.read", "notes.write"}}},
-		{"view", c.Views["digest"], &catalog.View{Name: "digest", Description: "Notes counted per title", Capability: "digest_query", Entity: "Digest", Nodes: []string{"note_query"}}},
+		{"view", c.Views["digest"], &catalog.View{Name: "digest", Description: "Notes counted per title", Capability: "digest_query", Entity: "Digest", Serves: []string{"digest_query"},
+			Nodes:  []catalog.ViewNode{{ID: "notes", Capability: "note_query", Bind: []catalog.ViewBind{{Param: "q", Kind: "scope", From: "q"}}}},
+			Output: []catalog.ViewOutput{{Field: "id", Kind: "scope", Param: "q"}, {Field: "count", Kind: "node_row_count", Node: "notes"}}}},
 		{"wrap root scalar", c.Mappings["maxnote_query"].Response.WrapRootScalar, true},
 	}
 	for _, ck := range checks {

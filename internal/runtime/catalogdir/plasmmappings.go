@@ -2,6 +2,7 @@ package catalogdir
 
 import (
 	"slices"
+	"sort"
 
 	"go.yaml.in/yaml/v3"
 
@@ -25,7 +26,6 @@ var taggedCondKeys = map[string][]string{
 // foreignTransports are the mapping transports plasmd loads but cannot run:
 // what each needs, for the "not executable here" reason.
 var foreignTransports = map[string]string{
-	"view":     "transport view composes other capabilities (Plasm's views:); plasmd does not execute views",
 	"evm_call": "transport evm_call needs an EVM chain client",
 	"evm_logs": "transport evm_logs needs an EVM chain client",
 }
@@ -49,31 +49,45 @@ func (l *loader) unavailable(name, why string) {
 // foreignMapping reads a mapping whose transport plasmd does not execute.
 // Its keys are the transport's own; only the view reference is checked.
 func (l *loader) foreignMapping(p *parser, o *object, m *catalog.Mapping) bool {
+	name := o.at.Value
+	if m.Transport == "view" {
+		l.viewMapping(p, o, name)
+		return true
+	}
 	why, ok := foreignTransports[m.Transport]
 	if !ok {
 		return false
 	}
-	name := o.at.Value
-	if m.Transport == "view" {
-		o.check([]string{"transport", "view"}, "for transport view")
-		view := o.name("view")
-		vn := o.val("view")
-		l.later(func() {
-			if view == "" {
-				return
-			}
-			v := l.cat.Views[view]
-			switch {
-			case v == nil:
-				names := keysOf(l.cat.Views)
-				p.errorf(vn, "%s: %s", o.sub("view"), p.unknownRefOf("view", view, "", names))
-			case v.Entity != "" && l.cat.Capabilities[name] != nil && l.cat.Capabilities[name].Entity != v.Entity:
-				p.errorf(vn, "%s: view %q builds %s rows, but capability %s is on %s", o.sub("view"), view, v.Entity, name, l.cat.Capabilities[name].Entity)
-			}
-		})
-	}
 	l.unavailable(name, why)
 	return true
+}
+
+// viewMapping reads a transport: view mapping: the capability is served by
+// the named view (run on the host, see views.go).
+func (l *loader) viewMapping(p *parser, o *object, name string) {
+	o.check([]string{"transport", "view"}, "for transport view")
+	view := o.name("view")
+	vn := o.val("view")
+	l.later(func() {
+		if view == "" {
+			return
+		}
+		v := l.cat.Views[view]
+		cp := l.cat.Capabilities[name]
+		switch {
+		case v == nil:
+			names := keysOf(l.cat.Views)
+			p.errorf(vn, "%s: %s", o.sub("view"), p.unknownRefOf("view", view, "", names))
+		case cp == nil:
+		case v.Entity != "" && cp.Entity != v.Entity:
+			p.errorf(vn, "%s: view %q builds %s rows, but capability %s is on %s", o.sub("view"), view, v.Entity, name, cp.Entity)
+		case !cp.IsRead() || cp.Kind == catalog.KindSingleton:
+			p.errorf(vn, "%s: capability %s is a %s; a view serves a query, search or get", o.sub("view"), name, cp.Kind)
+		default:
+			v.Serves = append(v.Serves, name)
+			sort.Strings(v.Serves)
+		}
+	})
 }
 
 // singleIDVar returns the path variable Plasm binds a single-row

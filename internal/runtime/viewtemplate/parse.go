@@ -131,7 +131,9 @@ func (p *blockParser) block(depth int) ([]node, *endTag, error) {
 				}
 				out = append(out, &setNode{name, e})
 			default:
-				return nil, nil, p.errAt(pos, "unsupported tag %q: view templates know if, elif, else, endif and set (no loops, includes or macros)", kw)
+				err := p.errAt(pos, "unsupported tag %q: view templates know if, elif, else, endif and set (no loops, includes or macros)", kw)
+				err.(*Error).Unsupported = true
+				return nil, nil, err
 			}
 		}
 	}

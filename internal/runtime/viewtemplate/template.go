@@ -29,10 +29,15 @@ const (
 // ErrTemplate marks template syntax and evaluation errors.
 var ErrTemplate = errors.New("view template")
 
+// ErrUnsupported marks valid Jinja this subset does not run (a loop, an
+// include, a macro): the catalog is not wrong, plasmd cannot run it.
+var ErrUnsupported = errors.New("unsupported in view templates")
+
 // Error is a template problem at a 1-based line and column of the source.
 type Error struct {
 	Line, Column int
 	Msg          string
+	Unsupported  bool
 }
 
 func (e *Error) Error() string {
@@ -40,7 +45,9 @@ func (e *Error) Error() string {
 }
 
 // Is makes errors.Is(err, ErrTemplate) hold.
-func (e *Error) Is(target error) bool { return target == ErrTemplate }
+func (e *Error) Is(target error) bool {
+	return target == ErrTemplate || e.Unsupported && target == ErrUnsupported
+}
 
 // Template is a parsed template; it is safe for concurrent use.
 type Template struct {
