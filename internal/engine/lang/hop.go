@@ -59,7 +59,9 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 	// embed, which the catalog does not declare. Only the id is certain
 	// there; the hydrate node skips rows that turn out complete.
 	var have []string
-	if rel.Materialize.Kind == catalog.FromParentGet {
+	if h.Materialize == plan.MaterializeView {
+		have = viewHave(c.ent.cat, c.ent.name, rn)
+	} else if rel.Materialize.Kind == catalog.FromParentGet {
 		if tid != "" {
 			have = []string{tid}
 		}
@@ -164,6 +166,9 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 		h.Capability = gc.Name
 		h.Binds = append(h.Binds, plan.Bind{Var: idVar(c.ent, gc, pid), Field: pid})
 	case "":
+		if ok, err := p.viewHop(c, st, h); ok {
+			return h, err
+		}
 		// Declared for documentation (Plasm's unavailable relation): the
 		// catalog says what it links to, not how to fetch it.
 		return nil, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" is declared but not traversable: the catalog gives no materialize for it",

@@ -172,6 +172,9 @@ func (p *planner) add(n plan.Node, at pos) (int, *abi.Error) {
 	if err := p.eachRow(&n, at); err != nil {
 		return -1, err
 	}
+	if err := p.viewNode(&n, at); err != nil {
+		return -1, err
+	}
 	n.ID = len(p.nodes)
 	n.Line, n.Column = at.line, at.col
 	if n.Input >= 0 {

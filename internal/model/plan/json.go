@@ -75,6 +75,7 @@ func (n *Node) appendJSON(b []byte) []byte {
 		b = append(b, `,"hydrate":`...)
 		b = n.Hydrate.appendJSON(b)
 	}
+	b = n.View.appendJSON(b)
 	if len(n.Filters) > 0 {
 		b = append(b, `,"filters":`...)
 		b = appendPreds(b, n.Filters)

@@ -84,6 +84,8 @@ type Node struct {
 	Hop *Hop `json:"hop,omitempty"`
 	// Hydrate, on an OpHydrate node, says which get fills which fields.
 	Hydrate *Hydrate `json:"hydrate,omitempty"`
+	// View, on an OpView node, is the composition it runs (view.go).
+	View *View `json:"view,omitempty"`
 
 	// Filters are predicates not pushed down to the backend, applied by the
 	// host after fetching.

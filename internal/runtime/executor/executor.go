@@ -230,6 +230,8 @@ type nodeState struct {
 	next  *Continuation
 	err   error
 	step  Step
+	// related holds, on a view node, the rows each relation output leads to.
+	related map[string]abi.Table
 }
 
 // Run executes p. Independent nodes run concurrently; a node starts when
@@ -278,7 +280,7 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 				}
 			}
 			start := time.Now()
-			r := &run{x: x, env: env, sem: sem, states: states, meter: m, paged: paged}
+			r := &run{x: x, env: env, sem: sem, states: states, meter: m, paged: paged, nodes: p.Nodes}
 			nctx, done := ctx, func(Step, error) {}
 			if env.OnStep != nil {
 				nctx, done = env.OnStep(ctx, n)
@@ -323,6 +325,7 @@ type run struct {
 	states []*nodeState
 	meter  *meter // the run's read budget
 	paged  []bool // per node: may answer one page with a continuation (pagedNodes)
+	nodes  []plan.Node
 }
 
 func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *Continuation, error) {
@@ -331,6 +334,8 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		return r.fetch(ctx, n, step)
 	case plan.OpPage:
 		return r.page(ctx, n, step)
+	case plan.OpView:
+		return r.view(ctx, n, step)
 	case plan.OpHop:
 		t, err := r.hop(ctx, n, step)
 		if err != nil {

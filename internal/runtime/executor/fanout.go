@@ -23,6 +23,9 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	if n.Hop == nil || n.Input < 0 {
 		return abi.Table{}, errors.New("hop without relation or input")
 	}
+	if n.Hop.Materialize == plan.MaterializeView {
+		return r.viewHop(n)
+	}
 	parents := r.states[n.Input].table
 	calls, err := hopParents(n, parents)
 	if err != nil {

@@ -43,6 +43,11 @@ func Reads(p *plan.Plan, b Budget) []string {
 			}
 		case plan.OpHop:
 			what = "every page of the related rows, once per parent row"
+			if n.Hop != nil && n.Hop.Materialize == plan.MaterializeView {
+				continue // the view's step already read them
+			}
+		case plan.OpView:
+			what = viewReads(n)
 		case plan.OpHydrate:
 			what = "one read per row lacking the asked-for fields"
 		default:
