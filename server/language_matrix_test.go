@@ -21,6 +21,7 @@ import (
 type matrixRow struct {
 	ID       string   `yaml:"id"`
 	Plasm    []string `yaml:"plasm"` // Plasm matrix rows this one covers
+	Entry    string   `yaml:"entry"` // catalog to open (default tracker)
 	Entities []string `yaml:"entities"`
 	Extend   []string `yaml:"extend"` // entry:Entity seeds added after opening
 	Program  string   `yaml:"program"`
@@ -108,7 +109,7 @@ func TestLanguageMatrixCoverage(t *testing.T) {
 // earlier row reads).
 func TestLanguageMatrix(t *testing.T) {
 	m := loadMatrix(t)
-	f := newFixture(t, server.Config{})
+	f := newMatrixFixture(t)
 	for _, row := range m.Rows {
 		t.Run(row.ID, func(t *testing.T) {
 			if row.Pending != "" {
@@ -118,9 +119,13 @@ func TestLanguageMatrix(t *testing.T) {
 			if ents == nil {
 				ents = []string{"Comment", "Issue", "Label", "Project", "User"}
 			}
+			entry := row.Entry
+			if entry == "" {
+				entry = "tracker"
+			}
 			// Sessions are reused by entity set: a federating row gets a
 			// set of its own, so it cannot widen another row's session.
-			path := f.open(t, "tracker", ents...)
+			path := f.open(t, entry, ents...)
 			if len(row.Extend) > 0 {
 				var seeds []map[string]string
 				for _, s := range row.Extend {

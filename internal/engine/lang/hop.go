@@ -155,6 +155,10 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 			}
 			h.Binds = append(h.Binds, plan.Bind{Var: v, Field: f})
 		}
+	case catalog.GetScopedBindings:
+		if err := p.getScoped(c, st, rel, h); err != nil {
+			return nil, err
+		}
 	case catalog.FromParentGet:
 		gc := c.ent.cat.GetCapability(c.ent.name)
 		if gc == nil {

@@ -207,3 +207,38 @@ func viewHave(cat *catalog.Catalog, entity, relation string) []string {
 	}
 	return nil
 }
+
+// getScoped builds the hop of a get_scoped_bindings relation: the target's
+// get runs once per parent row, its parameters taken from the parent's
+// fields. A binding of the target's id also fills the "id" variable every
+// get is compiled with.
+func (p *planner) getScoped(c cur, st *step, rel *catalog.Relation, h *plan.Hop) *abi.Error {
+	cat := c.ent.cat
+	gc := cat.Capabilities[rel.Materialize.Capability]
+	target := cat.Entities[rel.Target]
+	if gc == nil || target == nil {
+		return errAt(st.p, abi.CodeCatalog, "relation "+st.name.text+" names unknown capability "+rel.Materialize.Capability, "")
+	}
+	h.Capability = gc.Name
+	tid := idField(target)
+	vars := make([]string, 0, len(rel.Materialize.Bindings))
+	for v := range rel.Materialize.Bindings {
+		vars = append(vars, v)
+	}
+	slices.Sort(vars)
+	for _, v := range vars {
+		f := rel.Materialize.Bindings[v]
+		if err := p.needField(c, f, st.p, st.name.text); err != nil {
+			return err
+		}
+		h.Binds = append(h.Binds, plan.Bind{Var: v, Field: f})
+		if (v == tid || v == "id") && gc.Kind == catalog.KindGet {
+			for _, iv := range []string{"id", tid} {
+				if iv != "" && iv != v && (iv == "id" || usesVar(cat, gc, iv)) && !slices.ContainsFunc(h.Binds, func(b plan.Bind) bool { return b.Var == iv }) {
+					h.Binds = append(h.Binds, plan.Bind{Var: iv, Field: f})
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -96,10 +96,17 @@ func (r *run) viewStep(ctx context.Context, entry, view string, st plan.ViewStep
 		enough = nil // the whole list: counts and any-row tests need it
 	}
 	l, _, err := r.readList(ctx, entry, st.Capability, st.Entity, vars, nil, 0, "", step, enough)
+	var t abi.Table
+	if l != nil {
+		t = l.table
+	}
+	if st.Kind == catalog.KindGet {
+		// A missing row is the same answer as for a plain get of it.
+		err = notFound(&plan.Node{Kind: st.Kind, Entity: st.Entity, Capability: st.Capability, Args: map[string]any{"id": vars["id"]}}, t, err)
+	}
 	if err != nil {
 		return abi.Table{}, fmt.Errorf("view %s step %s: %w", view, st.ID, err)
 	}
-	t := l.table
 	if len(filters) > 0 {
 		if t, err = applyFilters(t, filters); err != nil {
 			return abi.Table{}, err

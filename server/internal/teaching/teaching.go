@@ -311,8 +311,14 @@ func materializable(cat *catalog.Catalog, ent *catalog.Entity, rel *catalog.Rela
 			}
 		}
 		return true
-	case "", catalog.GetScopedBindings:
-		return false // declared only, or a form plasmd does not traverse
+	case catalog.GetScopedBindings:
+		cp := cat.Capabilities[rel.Materialize.Capability]
+		return cp != nil && cp.Unavailable == ""
+	case "":
+		// Declared only, unless a view outputs it: then it is followed from
+		// the view's rows (when the view can run here).
+		v, _ := cat.ViewRelation(ent.Name, rel.Name)
+		return v != nil && len(readCaps(cat, ent)) > 0
 	}
 	return true
 }

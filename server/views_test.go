@@ -1,0 +1,29 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
+	"github.com/plasmd/plasmd/server"
+	"github.com/plasmd/plasmd/server/internal/tenant"
+)
+
+// viewsCatalogDir is plasmd's own catalog of views over the demo tracker.
+const viewsCatalogDir = "../testdata/catalogs/views"
+
+// newMatrixFixture serves the demo catalogs plus the views catalog, whose
+// requests go to the demo tracker with the tracker's token.
+func newMatrixFixture(t *testing.T) *fixture {
+	t.Helper()
+	views, err := catalogdir.LoadPath(viewsCatalogDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newFixtureFor(t, func(b *demo.Server) server.Config {
+		views.HTTPBackend = demo.Rebase(views.HTTPBackend, b.URL())
+		scopes := demo.SecretCatalogs()
+		scopes[demo.TrackerTokenEnv] = append(scopes[demo.TrackerTokenEnv], views.EntryID)
+		return server.Config{AnonymousSecrets: tenant.Bind(b.Backend().Secrets(), scopes)}
+	}, views)
+}
