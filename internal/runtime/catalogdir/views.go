@@ -376,20 +376,67 @@ func (l *loader) finishViews() {
 				why = append(why, fmt.Sprintf("node %s calls %s, a %s; a view only reads", n.ID, cp.Name, cp.Kind))
 			}
 		}
-		if len(why) == 0 {
-			continue
-		}
-		msg := "view " + name + ": " + strings.Join(why, "; ")
 		for _, c := range v.Serves {
-			if cp := l.cat.Capabilities[c]; cp != nil {
-				if cp.Unavailable != "" {
-					cp.Unavailable += "; " + msg
-				} else {
-					cp.Unavailable = msg
-				}
+			cp := l.cat.Capabilities[c]
+			if cp == nil {
+				continue
+			}
+			reasons := why
+			if miss := l.unscoped(v, cp); len(miss) > 0 {
+				reasons = append(slices.Clip(reasons), fmt.Sprintf("a %s of %s gives no %s, which the view reads from its scope (Plasm fails such a read at run time)", cp.Kind, v.Entity, strings.Join(miss, ", ")))
+			}
+			if len(reasons) == 0 {
+				continue
+			}
+			msg := "view " + name + ": " + strings.Join(reasons, "; ")
+			if cp.Unavailable != "" {
+				cp.Unavailable += "; " + msg
+			} else {
+				cp.Unavailable = msg
 			}
 		}
 	}
+}
+
+// unscoped lists the scope values v needs (required ones, and those its
+// node binds read) that a read through cp cannot supply: a read gives its
+// parameters, a get also the view entity's id (or key vars), and injected
+// values come from the host.
+func (l *loader) unscoped(v *catalog.View, cp *catalog.Capability) []string {
+	have := map[string]bool{}
+	if e := l.cat.Entities[v.Entity]; e != nil && cp.Kind == catalog.KindGet {
+		for _, k := range e.KeyVars {
+			have[k] = true
+		}
+		have[e.IDField] = true
+	}
+	for _, p := range cp.Parameters { // a get names them: Entity(k=…, …)
+		have[p.Name] = true
+	}
+	for _, s := range v.Scope {
+		if s.Inject != "" {
+			have[s.Name] = true
+		}
+	}
+	var miss []string
+	need := func(name string) {
+		if name != "" && !have[name] && !slices.Contains(miss, name) {
+			miss = append(miss, name)
+		}
+	}
+	for _, s := range v.Scope {
+		if s.Required {
+			need(s.Name)
+		}
+	}
+	for _, n := range v.Nodes {
+		for _, b := range n.Bind {
+			if b.Kind == catalog.ViewScope {
+				need(b.From)
+			}
+		}
+	}
+	return miss
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -371,6 +371,15 @@ func splitParams(cp *catalog.Capability, skip func(catalog.Parameter) bool) (req
 
 func (r *renderer) queryRow(cat *catalog.Catalog, e string, cp *catalog.Capability) {
 	req, opt := splitParams(cp, nil)
+	if cat.ViewServing(cp.Name) != nil {
+		// A view composes one row from its scope, however it is read.
+		expr := e
+		if len(req) > 0 {
+			expr += "{" + r.fills(cat.EntryID, req) + "}"
+		}
+		r.emit(expr, "returns "+e, "view", r.optional(cat.EntryID, opt))
+		return
+	}
 	if len(req) == 0 {
 		r.emit(e, "returns ["+e+"]", "query all", r.optional(cat.EntryID, opt))
 		return
@@ -488,6 +497,9 @@ func (r *renderer) source(cat *catalog.Catalog, ent *catalog.Entity) (expr strin
 			req := requiredParams(cp)
 			if len(req) == 0 {
 				return e, true, true
+			}
+			if cat.ViewServing(cp.Name) != nil {
+				return e + "{" + r.fills(cat.EntryID, req) + "}", false, true
 			}
 			if scoped == "" {
 				scoped = e + "{" + r.fills(cat.EntryID, req) + "}"
