@@ -311,7 +311,7 @@ func (l *loader) checkView(s *viewSite, o *object) {
 	}
 	for name, at := range s.caps {
 		if l.cat.Capabilities[name] == nil && !l.broken["capability:"+name] {
-			p.errorf(at, "views.%s: node capability %s", v.Name, p.unknownRefOf("capability", name, "", l.capNames))
+			p.errorf(at, "views.%s.nodes: %s", v.Name, p.unknownRefOf("capability", name, "", l.capNames))
 		}
 	}
 	e := l.cat.Entities[v.Entity]
