@@ -109,7 +109,7 @@ func scopeID(n *plan.Node, idf string) {
 
 func scopeHint(v *catalog.View, kind, name string) string {
 	if kind == catalog.KindGet {
-		return "read it by its id: " + v.Entity + `("…")`
+		return "a read by id gives only the id; write " + v.Entity + "{" + name + "=…} if a query of " + v.Entity + " takes it"
 	}
 	return "give it in the braces: " + v.Entity + "{" + name + "=…}"
 }
