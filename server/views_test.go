@@ -4,19 +4,17 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/demo"
+	shared "github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/server"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
-// viewsCatalogDir is plasmd's own catalog of views over the demo tracker.
-const viewsCatalogDir = "../testdata/catalogs/views"
-
 // newMatrixFixture serves the demo catalogs plus the views catalog, whose
 // requests go to the demo tracker with the tracker's token.
 func newMatrixFixture(t *testing.T) *fixture {
 	t.Helper()
-	views, err := catalogdir.LoadPath(viewsCatalogDir)
+	views, err := catalogdir.LoadPath(shared.Path(t, "catalogs", "views")) // plasmd's views over the demo tracker
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,20 +6,17 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/model/symbol"
-	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 )
 
 // viewsCatalogs loads plasmd's views fixture, plus a variant whose view
 // also needs a scope value a get by id cannot give and injects an origin.
 func viewsCatalogs(t testing.TB) map[string]*catalog.Catalog {
 	t.Helper()
-	c, err := catalogdir.LoadPath("../../../testdata/catalogs/views")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fixture.Catalog(t, "views")
 	c.HTTPBackend = "http://tracker.test/api/"
 	c.Views["issue_digest"].Scope = append(c.Views["issue_digest"].Scope, catalog.ViewScopeParam{Name: "site", Inject: "session_ui_origin"})
 	return map[string]*catalog.Catalog{c.EntryID: c}

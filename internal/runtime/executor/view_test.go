@@ -97,9 +97,13 @@ func TestViewErrors(t *testing.T) {
 		{"required scope missing", map[string]any{"state": "open"}, nil, nil, "scope value repo_id is empty"},
 		{"bind from missing scope", map[string]any{"repo_id": "r1"}, nil, nil, "needs scope value state"},
 		{"single row not single", map[string]any{"repo_id": "r1", "state": "open"}, nil,
-			func(v *plan.View) { v.Relations = []plan.ViewRelation{{Relation: "one", Kind: "node_single_row", Node: "issues"}} }, "needs exactly one row from step issues, which returned 0"},
+			func(v *plan.View) {
+				v.Relations = []plan.ViewRelation{{Relation: "one", Kind: "node_single_row", Node: "issues"}}
+			}, "needs exactly one row from step issues, which returned 0"},
 		{"template fails", map[string]any{"repo_id": "r1", "state": "open"}, nil,
-			func(v *plan.View) { v.Outputs = []plan.ViewOutput{{Field: "slug", Kind: "computed", Template: "{{ nope }}"}} }, "output slug: view template: 1:4: nope is undefined"},
+			func(v *plan.View) {
+				v.Outputs = []plan.ViewOutput{{Field: "slug", Kind: "computed", Template: "{{ nope }}"}}
+			}, "output slug: view template: 1:4: nope is undefined"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/plasmd/plasmd/internal/engine/cml"
 	"github.com/plasmd/plasmd/internal/engine/decode"
 	"github.com/plasmd/plasmd/internal/engine/lang"
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/model/symbol"
@@ -62,7 +63,7 @@ func (loopSender) Do(ctx context.Context, req *abi.CompiledRequest, _ []egress.O
 // one-row read, planned into a view node and run by the executor: its node
 // reads every page of the notes and the view counts them.
 func TestPlasmFormsView(t *testing.T) {
-	cat, err := catalogdir.LoadPath(plasmFormsDir)
+	cat, err := catalogdir.LoadPath(fixture.Path(t, "catalogs", "plasmforms"))
 	if err != nil {
 		t.Fatal(err)
 	}
