@@ -54,7 +54,7 @@ note_digest: {transport: view, view: digest}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 3 ||
 		!strings.HasPrefix(lines[0], "ok  notes  1 entities, 2 capabilities, 1 relations, 1 warnings  sha256:") ||
-		lines[1] != "    not executable here: note_digest: transport view composes other capabilities (Plasm's views:); plasmd does not execute views" ||
+		lines[1] != "    not executable here: note_digest: view digest: its output fills no id, the id of Note rows" ||
 		!strings.Contains(lines[2], `mappings.yaml:1:61: note_query.response: unknown key "last_page" is ignored`) ||
 		!strings.HasSuffix(lines[2], "(see docs/catalog-format.md#response)") {
 		t.Errorf("report:\n%s", out.String())

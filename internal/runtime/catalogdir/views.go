@@ -323,15 +323,14 @@ func (l *loader) checkView(s *viewSite, o *object) {
 			p.errorf(s.fields[f], "%s.output.%s: %s", o.ctx, f, p.unknownRefOf("field", f, v.Entity, keysOf(e.Fields)))
 		}
 	}
-	if len(v.Output) > 0 {
-		keys := e.KeyVars
-		if len(keys) == 0 && e.IDField != "" {
-			keys = []string{e.IDField}
-		}
-		for _, k := range keys {
-			if s.fields[k] == nil {
-				p.errorf(o.val("output"), "%s.output: fills no %s, the id of %s rows; a view row needs its id", o.ctx, k, v.Entity)
-			}
+	keys := e.KeyVars
+	if len(keys) == 0 && e.IDField != "" {
+		keys = []string{e.IDField}
+	}
+	for _, k := range keys {
+		if s.fields[k] == nil {
+			// Plasm loads it and fails every read: a row needs its id.
+			l.viewWhy(v, fmt.Sprintf("its output fills no %s, the id of %s rows", k, v.Entity))
 		}
 	}
 	for _, r := range v.Relations {
