@@ -124,7 +124,7 @@ func TestCatalogsWellFormed(t *testing.T) {
 	for _, c := range loadCatalogs(t) {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.domain
-			onlyKeys(t, "domain", d, "version", "http_backend", "auth", "values", "entities", "capabilities", "registry_aliases", "description", "module")
+			onlyKeys(t, "domain", d, "version", "http_backend", "auth", "values", "entities", "capabilities", "registry_aliases", "description", "module", "views")
 			if v, _ := d["version"].(int); v < 1 {
 				t.Errorf("version = %v", d["version"])
 			}
@@ -228,6 +228,10 @@ func TestCatalogsWellFormed(t *testing.T) {
 								t.Errorf("%s: binding source %v is not a field of %s", where, pf, en)
 							}
 						}
+					case nil:
+						if !viewOutputs(d, en, rn) {
+							t.Errorf("%s: no materialize, and no view outputs it", where)
+						}
 					default:
 						t.Errorf("%s: materialize kind %v", where, mat["kind"])
 					}
@@ -274,6 +278,13 @@ func TestCatalogsWellFormed(t *testing.T) {
 			}
 			for mn, mp := range c.mappings {
 				mm := m(mp)
+				if mm["transport"] == "view" {
+					onlyKeys(t, "mappings."+mn, mm, "transport", "view")
+					if m(d["views"])[fmt.Sprint(mm["view"])] == nil {
+						t.Errorf("mappings.%s: view %v undefined", mn, mm["view"])
+					}
+					continue
+				}
 				onlyKeys(t, "mappings."+mn, mm, "method", "path", "query", "body", "headers", "body_format", "transport", "response", "pagination")
 				if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, mm["method"].(string)) {
 					t.Errorf("%s: method %v", mn, mm["method"])
@@ -423,6 +434,9 @@ func TestCatalogsAgainstBackend(t *testing.T) {
 		entities := m(c.domain["entities"])
 		for _, capName := range sortedKeys(c.mappings) {
 			t.Run(c.name+"/"+capName, func(t *testing.T) {
+				if m(c.mappings[capName])["transport"] == "view" {
+					t.Skip("a view sends no request of its own: its steps' capabilities are tested here, the view by the server's language matrix and taught rows")
+				}
 				env, ok := envs[c.name][capName]
 				if !ok {
 					t.Fatalf("no test environment for %s", capName)
@@ -639,4 +653,21 @@ func TestServerLifecycle(t *testing.T) {
 	if _, err := Start(cctx, Options{}); err == nil {
 		t.Errorf("Start with a cancelled context succeeded")
 	}
+}
+
+// viewOutputs reports whether a view of domain d outputs relation rel of
+// entity: such a relation has no materialize, it is filled by the view.
+func viewOutputs(d map[string]any, entity, rel string) bool {
+	for _, v := range m(d["views"]) {
+		vv := m(v)
+		if vv["entity"] != entity {
+			continue
+		}
+		for _, ro := range list(vv["relation_outputs"]) {
+			if m(ro)["relation"] == rel {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -82,6 +82,9 @@ func TestEndToEnd(t *testing.T) {
 		})
 		for _, name := range names {
 			t.Run(c.EntryID+"/"+name, func(t *testing.T) {
+				if c.ViewServing(name) != nil {
+					t.Skip("a view sends no request of its own; the server's language matrix runs it against this backend")
+				}
 				w, ok := cases[c.EntryID][name]
 				if !ok {
 					t.Fatalf("no expectation for %s", name)

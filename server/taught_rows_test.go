@@ -135,7 +135,7 @@ func parseTaught(t *testing.T, text string) *taughtTable {
 // an assignee, comments and labels; kiss-1 an assignee).
 var knownIDs = map[string]string{
 	"tracker:Project": "prj-1", "tracker:User": "usr-1", "tracker:Label": "lbl-1",
-	"tracker:Issue": "iss-2", "tracker:Comment": "cmt-1",
+	"tracker:Issue": "iss-2", "tracker:Comment": "cmt-1", "tracker:IssueTriage": "iss-2",
 	"kanban:Team": "team-1", "kanban:User": "kusr-1", "kanban:Issue": "kiss-1",
 	"ledger:Account": "acc-1", "ledger:Transaction": "txn-1",
 }
@@ -538,6 +538,9 @@ func (r *taughtRunner) sameAsDirect(prog, sym string, ent *catalog.Entity, got m
 			// A value the relation does not carry (a list capability that
 			// does not provide it, a parent that embeds only part of the
 			// row) is absent, not wrong; a value it does carry must agree.
+			if v == nil && direct == sym {
+				continue // the listing does not carry it (a view's get step does)
+			}
 			if g, ok := got[c]; ok && g != nil && fmt.Sprint(g) != fmt.Sprint(v) {
 				r.t.Errorf("%q: related %s %s has %s=%q, a direct read %q says %q", prog, ent.Name, id, c, fmt.Sprint(got[c]), direct, fmt.Sprint(v))
 			}
