@@ -135,3 +135,34 @@ func TestViewStepNotFound(t *testing.T) {
 		t.Errorf("error %v, want Repo r9 not found", err)
 	}
 }
+
+// BenchmarkViewNode runs the two-step view of repoView; the baseline is the
+// same two reads as plain fetch nodes (what a program without the view would
+// plan), so the difference is the view's own work: binds, outputs, template.
+func BenchmarkViewNode(b *testing.B) {
+	fe := viewEngine([][]any{{"i1", "ann", "open"}, {"i2", "bob", "open"}})
+	x := New(&fakeSender{}, Limits{})
+	p := &plan.Plan{Nodes: []plan.Node{viewNode(0, map[string]any{"repo_id": "r1", "state": "open"})}, Roots: roots(0)}
+	for b.Loop() {
+		if _, err := x.Run(context.Background(), p, env(fe)); err != nil {
+			b.Fatal(err)
+		}
+		fe.compiled, fe.decoded = nil, nil
+	}
+}
+
+func BenchmarkViewBaselineFetches(b *testing.B) {
+	fe := viewEngine([][]any{{"i1", "ann", "open"}, {"i2", "bob", "open"}})
+	x := New(&fakeSender{}, Limits{})
+	get := fetch(0, "get_repo", "Repo")
+	get.Args, get.Many, get.Kind = map[string]any{"id": "r1"}, false, "get"
+	list := fetch(1, "list_issues", "Issue")
+	list.Args = map[string]any{"owner": "ACME", "label": "bug", "repo": "widgets"}
+	p := &plan.Plan{Nodes: []plan.Node{get, list}, Roots: roots(0, 1)}
+	for b.Loop() {
+		if _, err := x.Run(context.Background(), p, env(fe)); err != nil {
+			b.Fatal(err)
+		}
+		fe.compiled, fe.decoded = nil, nil
+	}
+}
