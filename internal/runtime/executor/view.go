@@ -85,8 +85,13 @@ func (r *run) viewStep(ctx context.Context, entry, view string, st plan.ViewStep
 	switch st.Kind {
 	case catalog.KindGet:
 		id := vars[st.IDFrom]
-		if id == nil {
+		switch id.(type) {
+		case nil:
 			return abi.Table{}, fmt.Errorf("%w %s: step %s reads %s by id, but its %s is empty", ErrView, view, st.ID, st.Entity, st.IDFrom)
+		case []any, map[string]any:
+			// As in Plasm: an identity is one scalar (a scope of several
+			// values, from Entity{id=[…]}, cannot name one row).
+			return abi.Table{}, fmt.Errorf("%w %s: step %s reads %s by id, but its %s is not one value", ErrView, view, st.ID, st.Entity, st.IDFrom)
 		}
 		for _, iv := range st.IDVars {
 			vars[iv] = id

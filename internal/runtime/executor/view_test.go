@@ -96,6 +96,7 @@ func TestViewErrors(t *testing.T) {
 	}{
 		{"required scope missing", map[string]any{"state": "open"}, nil, nil, "scope value repo_id is empty"},
 		{"bind from missing scope", map[string]any{"repo_id": "r1"}, nil, nil, "needs scope value state"},
+		{"id not one value", map[string]any{"repo_id": []any{"r1", "r2"}, "state": "open"}, nil, nil, "its id is not one value"},
 		{"single row not single", map[string]any{"repo_id": "r1", "state": "open"}, nil,
 			func(v *plan.View) {
 				v.Relations = []plan.ViewRelation{{Relation: "one", Kind: "node_single_row", Node: "issues"}}
