@@ -61,6 +61,10 @@ const (
 	ExportPlan        = "plasm_plan"         // frame(PlanRequest, symbol map JSON) → plan.Plan
 	ExportCompile     = "plasm_compile"      // CompileRequest → CompiledRequest
 	ExportDecode      = "plasm_decode"       // frame(DecodeRequest, body) → DecodeResponse
+	// ExportDecodeSpec compiles a capability's extraction spec, which the
+	// host applies natively to every page (DecodeSpecRequest → spec JSON).
+	// Optional: a host falls back to ExportDecode for engines without it.
+	ExportDecodeSpec = "plasm_decode_spec"
 )
 
 // Vendor hook exports. A catalog's module declares which it provides; each

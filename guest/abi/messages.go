@@ -91,6 +91,14 @@ type DecodeRequest struct {
 	Vars map[string]any `json:"vars,omitempty"`
 }
 
+// DecodeSpecRequest asks for the extraction spec of a capability (or of
+// one from_parent_get relation embedded in its answer); see ExportDecodeSpec.
+type DecodeSpecRequest struct {
+	EntryID    string `json:"entry_id"`
+	Capability string `json:"capability"`
+	Relation   string `json:"relation,omitempty"`
+}
+
 // DecodeTapeHeader is the header of a tape answer to ExportDecode; the
 // payload is the rows as a guest/tape table.
 type DecodeTapeHeader struct {

@@ -112,6 +112,8 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 			return e.fail(aerr)
 		}
 		return e.ok(r)
+	case abi.ExportDecodeSpec:
+		return e.decodeSpec(in)
 	case abi.ExportDecode:
 		header, body, err := abi.SplitFrame(in)
 		if err != nil {

@@ -58,6 +58,9 @@ func compileRequest(n uint32) uint64 { return handle(abi.ExportCompile, n) }
 //go:wasmexport plasm_decode
 func decodeResponse(n uint32) uint64 { return handle(abi.ExportDecode, n) }
 
+//go:wasmexport plasm_decode_spec
+func decodeSpec(n uint32) uint64 { return handle(abi.ExportDecodeSpec, n) }
+
 func handle(export string, n uint32) uint64 {
 	if uint64(n) > uint64(len(input)) {
 		// A length past the buffer is a host bug; answer with an error

@@ -21,11 +21,12 @@ import (
 // catalogs or plans; vendor modules use a pool directly.
 type Engine struct {
 	*Tenant
+	specs *specCache // extraction specs by catalog digest (decodespec.go)
 }
 
 // NewEngine returns the engine client over pool, whose module must be the
 // standard engine.
-func NewEngine(pool *Tenant) *Engine { return &Engine{Tenant: pool} }
+func NewEngine(pool *Tenant) *Engine { return &Engine{Tenant: pool, specs: &specCache{}} }
 
 // SetCatalogs replaces the catalogs every instance holds (see
 // Tenant.SetLoads for when they are loaded and retired).
@@ -92,10 +93,12 @@ func (e *Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.Com
 	return &r, nil
 }
 
-// Decode turns a backend response body into rows. A successful JSON body is
-// tokenised into a tape first; any other body is written into the guest
-// straight from the caller's slice.
-func (e *Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
+// DecodeInGuest turns a backend response body into rows inside the guest
+// (plasm_decode), for engines without the spec export and for tests that
+// compare the two sides. A successful JSON body is tokenised into a tape
+// first; any other body is written into the guest straight from the
+// caller's slice.
+func (e *Engine) DecodeInGuest(ctx context.Context, req *abi.DecodeRequest, body []byte) (*abi.DecodeResponse, error) {
 	// A successful JSON body is tokenised here, natively, and travels as a
 	// tape: the guest then builds values instead of scanning bytes (see
 	// guest/tape). Anything else goes raw so the guest reports it exactly.

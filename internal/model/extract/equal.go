@@ -1,0 +1,110 @@
+package extract
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// maxEqualDepth caps equal's recursion; deeper values compare unequal. It
+// matches the request compiler's evaluation depth, whose Equal this
+// mirrors so that a cursor or stop_when value compares the same on both
+// sides of the sandbox.
+const maxEqualDepth = 64
+
+// equal reports whether a and b are deeply equal values, comparing numbers
+// numerically whatever their Go type (1, int64(1), 1.0 and json.Number("1")
+// are equal) and objects regardless of key order.
+func equal(a, b any, depth int) bool {
+	if depth > maxEqualDepth {
+		return false
+	}
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if na, ok, bad := number(a); ok {
+		nb, ok2, bad2 := number(b)
+		if !ok2 || bad || bad2 {
+			return false
+		}
+		if na.isInt && nb.isInt {
+			return na.i == nb.i
+		}
+		return na.float() == nb.float()
+	}
+	switch ta := a.(type) {
+	case string:
+		tb, ok := b.(string)
+		return ok && ta == tb
+	case bool:
+		tb, ok := b.(bool)
+		return ok && ta == tb
+	case []any:
+		tb, ok := b.([]any)
+		if !ok || len(ta) != len(tb) {
+			return false
+		}
+		for i := range ta {
+			if !equal(ta[i], tb[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		tb, ok := b.(map[string]any)
+		if !ok || len(ta) != len(tb) {
+			return false
+		}
+		for k, v := range ta {
+			w, ok := tb[k]
+			if !ok || !equal(v, w, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+type num struct {
+	i     int64
+	f     float64
+	isInt bool
+}
+
+func (n num) float() float64 {
+	if n.isInt {
+		return float64(n.i)
+	}
+	return n.f
+}
+
+// number reads the number types a value may arrive as; bad marks one that
+// is a number but not a finite one.
+func number(v any) (n num, ok, bad bool) {
+	switch t := v.(type) {
+	case int:
+		return num{i: int64(t), isInt: true}, true, false
+	case int32:
+		return num{i: int64(t), isInt: true}, true, false
+	case int64:
+		return num{i: t, isInt: true}, true, false
+	case uint64:
+		if t > math.MaxInt64 {
+			return num{f: float64(t)}, true, false
+		}
+		return num{i: int64(t), isInt: true}, true, false
+	case float64:
+		return num{f: t}, true, math.IsNaN(t) || math.IsInf(t, 0)
+	case json.Number:
+		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			return num{i: i, isInt: true}, true, false
+		}
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil {
+			return num{}, true, true
+		}
+		return num{f: f}, true, math.IsNaN(f) || math.IsInf(f, 0)
+	}
+	return num{}, false, false
+}

@@ -1,0 +1,394 @@
+package extract
+
+import (
+	"encoding/json"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+// Pagination locations (see catalog.Pagination.Location).
+const (
+	LocLinkHeader      = "link_header"
+	LocResponseNextURL = "response_next_url"
+)
+
+// NextURLKey is the page-state key carrying an absolute next-page URL for
+// link_header and response_next_url pagination (the request compiler
+// reads it under the same name).
+const NextURLKey = "next_url"
+
+// pageSizeKey is the page-state key remembering the largest page of a list
+// seen so far. It names no paging parameter (the compiler only sends
+// declared ones), and '#' cannot start a CML variable name.
+const pageSizeKey = "#page_size"
+
+// sizeParamNames are the paging parameters Plasm reads as a page size when
+// they are fixed; the suffixes _size and _limit count too.
+var sizeParamNames = []string{"size", "limit", "per_page", "page_size", "pagesize", "maxresults", "max_results", "first", "$top", "top"}
+
+// next computes the state of the page after this one, or nil when the
+// backend indicated there are no more rows. items is the number of items
+// this page carried; get reads a path of object keys from the response
+// document, as walk does.
+//
+// The rules are Plasm's: a counter starts at `counter` and grows by `step`,
+// default 1 (page=1, 2, 3 …; an offset counter declares step: <page size>);
+// a from_response cursor that is absent, empty or unchanged ends the list;
+// link_header and response_next_url end when no next URL is given;
+// stop_when ends it when its field says so. Beyond Plasm, a page also ends
+// the list when the backend showed there is nothing after it, so no handle
+// is offered that would only fetch an empty page: an empty page; a Link
+// header that names other pages but no rel="next"; and, for counters with
+// no stop_when (nothing else tells), a page shorter than the page size the
+// request asked for (a fixed size-like parameter such as limit or
+// per_page) or than the largest page seen earlier in the same list (kept
+// in the state under pageSizeKey).
+func (a *applier) next(get func(path []string) (any, bool), items int) (map[string]any, *abi.Error) {
+	p := a.s.Paging
+	cur := pageState(p, a.req.Page)
+
+	if sw := p.StopWhen; sw != nil && sw.Field != "" {
+		v, ok := get(a.prefixed(sw.Field))
+		if sw.Absent && (!ok || v == nil) {
+			return nil, nil
+		}
+		// A missing field compares as null, so eq: null also stops on it.
+		if (sw.HasEq || sw.Eq != nil) && equal(v, sw.Eq, 0) {
+			return nil, nil
+		}
+	}
+	if items == 0 {
+		return nil, nil
+	}
+
+	next := make(map[string]any, len(p.Params)+2)
+	for _, pp := range p.Params {
+		if pp.Fixed != nil {
+			next[pp.Name] = pp.Fixed
+		}
+	}
+
+	switch p.Location {
+	case LocLinkHeader:
+		u := nextLink(header(a.req.Headers, "Link"))
+		if u == "" {
+			return nil, nil
+		}
+		u = a.resolve(u)
+		if a.loops(u) {
+			return nil, nil
+		}
+		next[NextURLKey] = u
+		return next, nil
+	case LocResponseNextURL:
+		for _, field := range nextURLFields(p) {
+			v, _ := get(a.prefixed(field))
+			s, _ := v.(string)
+			if s == "" {
+				return nil, nil
+			}
+			s = a.resolve(s)
+			if a.loops(s) {
+				return nil, nil
+			}
+			next[NextURLKey] = s
+			return next, nil
+		}
+		return nil, a.fail("declare the next URL field as a from_response parameter", "pagination location response_next_url has no from_response parameter")
+	}
+
+	if linkSaysLast(header(a.req.Headers, "Link")) || (!hasEndSignal(p) && shortPage(p, cur, items)) {
+		return nil, nil
+	}
+	advances := false
+	for _, pp := range p.Params {
+		switch {
+		case pp.Fixed != nil:
+		case pp.Counter != nil:
+			at, ok := toInt64(cur[pp.Name])
+			if !ok {
+				return nil, a.fail("", "page state %q is not an integer", pp.Name)
+			}
+			step := pp.Step
+			if step == 0 {
+				step = 1
+			}
+			n := at + step
+			if pp.Max > 0 && n > pp.Max {
+				return nil, nil
+			}
+			next[pp.Name] = n
+			advances = true
+		case pp.FromResponse != "":
+			v, _ := get(a.prefixed(pp.FromResponse))
+			if v == nil || v == "" {
+				return nil, nil
+			}
+			v = plain(v)
+			// A cursor that does not move would fetch this page forever.
+			if equal(v, cur[pp.Name], 0) {
+				return nil, nil
+			}
+			next[pp.Name] = v
+			advances = true
+		}
+	}
+	if !advances {
+		return nil, nil
+	}
+	seen, _ := toInt64(cur[pageSizeKey])
+	next[pageSizeKey] = max(seen, int64(items))
+	return next, nil
+}
+
+// pageState is the paging state the request used: the given state with
+// fixed parameters re-applied and counters started (the compiler's rule).
+func pageState(p *Paging, page map[string]any) map[string]any {
+	state := make(map[string]any, len(p.Params)+len(page))
+	for k, v := range page {
+		state[k] = v
+	}
+	for _, pp := range p.Params {
+		switch {
+		case pp.Fixed != nil:
+			state[pp.Name] = pp.Fixed
+		case pp.Counter != nil:
+			if v, ok := state[pp.Name]; !ok || v == nil {
+				state[pp.Name] = *pp.Counter
+			}
+		}
+	}
+	return state
+}
+
+// hasEndSignal reports whether the backend says itself when a list ends:
+// a stop_when field or a cursor that runs out. The short-page rule is then
+// not applied, since a backend that caps the page size below what was
+// asked for would otherwise end every list after its first page.
+func hasEndSignal(p *Paging) bool {
+	if p.StopWhen != nil && p.StopWhen.Field != "" {
+		return true
+	}
+	for _, pp := range p.Params {
+		if pp.FromResponse != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// shortPage reports whether a page of items rows is shorter than a page of
+// this list can be: below the fixed page-size parameter the request sent,
+// or below the largest page seen earlier in the list.
+func shortPage(p *Paging, cur map[string]any, items int) bool {
+	for _, pp := range p.Params {
+		if pp.Fixed == nil {
+			continue
+		}
+		low := strings.ToLower(pp.Name)
+		if !slices.Contains(sizeParamNames, low) && !strings.HasSuffix(low, "_size") && !strings.HasSuffix(low, "_limit") {
+			continue
+		}
+		if size, ok := toInt64(pp.Fixed); ok && size > 0 && int64(items) < size {
+			return true
+		}
+	}
+	seen, _ := toInt64(cur[pageSizeKey])
+	return int64(items) < seen
+}
+
+// linkSaysLast reports whether an RFC 8288 Link header describes the list
+// (first, prev or last links) without a next one: the backend's own word
+// that this is the last page, even when the catalog pages by counter.
+func linkSaysLast(h string) bool {
+	if strings.TrimSpace(h) == "" || nextLink(h) != "" {
+		return false
+	}
+	low := strings.ToLower(h)
+	return strings.Contains(low, "rel=") && (strings.Contains(low, "last") || strings.Contains(low, "prev") || strings.Contains(low, "first"))
+}
+
+func (a *applier) prefixed(field string) []string {
+	prefix := a.s.Paging.ResponsePrefix
+	path := make([]string, 0, len(prefix)+1)
+	path = append(path, prefix...)
+	return append(path, field)
+}
+
+// resolve makes a next-page reference absolute. RFC 8288 §3.2 and
+// RFC 3986 §5 resolve a relative reference against the URI of the request
+// the response answers, so "?page=2" keeps the request's path and "items2"
+// replaces its last segment; http_backend is only the fallback for hosts
+// that do not say which URL they requested. The fragment is dropped: it is
+// never sent, and keeping it would make an otherwise equal URL look like a
+// new page. The compiler later refuses any URL off the catalog's origin,
+// so resolution here only has to be faithful, not defensive.
+func (a *applier) resolve(ref string) string {
+	r, err := url.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	if !r.IsAbs() {
+		base := a.base()
+		if base == nil {
+			return ref
+		}
+		r = base.ResolveReference(r)
+	}
+	r.Fragment, r.RawFragment = "", ""
+	return r.String()
+}
+
+// base is the URL relative next-page references resolve against: the
+// request's URL when the host supplied a usable one, else http_backend.
+func (a *applier) base() *url.URL {
+	for _, raw := range []string{a.req.RequestURL, a.s.Backend} {
+		if raw == "" {
+			continue
+		}
+		if u, err := url.Parse(raw); err == nil && u.IsAbs() && u.Host != "" {
+			return u
+		}
+	}
+	return nil
+}
+
+// loops reports whether next names the page just fetched; following it
+// would fetch that page forever.
+func (a *applier) loops(next string) bool {
+	if a.req.RequestURL == "" {
+		return false
+	}
+	cur, err := url.Parse(a.req.RequestURL)
+	if err != nil {
+		return false
+	}
+	cur.Fragment, cur.RawFragment = "", ""
+	return cur.String() == next
+}
+
+func header(h map[string]string, name string) string {
+	if v, ok := h[name]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// nextLink returns the target of the first rel="next" link in an RFC 8288
+// Link header value, or "". Commas and semicolons inside quoted parameter
+// values and inside <…> targets do not split.
+func nextLink(h string) string {
+	for {
+		h = strings.TrimLeft(h, " \t,")
+		if h == "" {
+			return ""
+		}
+		if h[0] != '<' {
+			// Malformed entry: skip to the next one.
+			_, h = scanParams(h)
+			continue
+		}
+		end := strings.IndexByte(h, '>')
+		if end < 0 {
+			return ""
+		}
+		target := h[1:end]
+		params, rest := scanParams(h[end+1:])
+		for _, prm := range params {
+			name, val, _ := strings.Cut(prm, "=")
+			if !strings.EqualFold(strings.TrimSpace(name), "rel") {
+				continue
+			}
+			val = strings.Trim(strings.TrimSpace(val), `"`)
+			for _, rel := range strings.Fields(val) {
+				if strings.EqualFold(rel, "next") {
+					return strings.TrimSpace(target)
+				}
+			}
+		}
+		h = rest
+	}
+}
+
+// scanParams reads ";"-separated parameters up to the comma that ends a
+// link entry, honouring quotes. rest starts after that comma.
+func scanParams(s string) (params []string, rest string) {
+	inQuote := false
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			inQuote = !inQuote
+		case c == '\\' && inQuote:
+			i++
+		case c == ';' && !inQuote:
+			if p := strings.TrimSpace(s[start:i]); p != "" {
+				params = append(params, p)
+			}
+			start = i + 1
+		case c == ',' && !inQuote:
+			if p := strings.TrimSpace(s[start:i]); p != "" {
+				params = append(params, p)
+			}
+			return params, s[i+1:]
+		}
+	}
+	if p := strings.TrimSpace(s[start:]); p != "" {
+		params = append(params, p)
+	}
+	return params, ""
+}
+
+// toInt64 reads a counter back from page state, which has crossed JSON and
+// so may be a float64, an int64 or a json.Number.
+func toInt64(v any) (int64, bool) {
+	switch t := v.(type) {
+	case int64:
+		return t, true
+	case int:
+		return int64(t), true
+	case int32:
+		return int64(t), true
+	case float64:
+		if t == math.Trunc(t) && t >= math.MinInt64 && t < math.MaxInt64 {
+			return int64(t), true
+		}
+	case json.Number:
+		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			return i, true
+		}
+		if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+			return toInt64(f)
+		}
+	case string:
+		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// nextURLFields lists where a next-page URL may be: the declared
+// response_next_url_field, then from_response parameters.
+func nextURLFields(p *Paging) []string {
+	fields := make([]string, 0, 1)
+	if p.NextURLField != "" {
+		fields = append(fields, p.NextURLField)
+	}
+	for _, pp := range p.Params {
+		if pp.FromResponse != "" {
+			fields = append(fields, pp.FromResponse)
+		}
+	}
+	return fields
+}

@@ -1,0 +1,311 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
+// Limits on response bodies. The depth cap is checked before decoding, which
+// is what makes every later recursive walk over the document safe.
+const (
+	MaxBodyBytes = 32 << 20
+	maxJSONDepth = 128
+)
+
+var (
+	errTooLarge = fmt.Errorf("response body exceeds %d bytes", MaxBodyBytes)
+	errTooDeep  = fmt.Errorf("response JSON nests deeper than %d levels", maxJSONDepth)
+)
+
+// ParseJSON decodes one JSON document with numbers kept as json.Number (so
+// large integer ids survive) and rejects trailing data. encoding/json is
+// the parser on purpose: its reading of a body (duplicate keys, invalid
+// UTF-8, escapes) is the one plasmd has always had, and measured against
+// encoding/json into []map[string]any of the same bytes this costs little
+// more (docs/decisions.md).
+func ParseJSON(body []byte) (any, error) {
+	if len(body) > MaxBodyBytes {
+		return nil, errTooLarge
+	}
+	if err := checkDepth(body); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("response is not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("response is not valid JSON: trailing data after the document")
+	}
+	return v, nil
+}
+
+// checkDepth scans for bracket nesting outside strings. It does not
+// validate; the decoder does that afterwards. Strings are skipped with
+// bytes.IndexByte (vectorised), since they are most of a typical body.
+func checkDepth(b []byte) error {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			// Find the closing quote: one preceded by an even number of
+			// backslashes.
+			for {
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return nil // unterminated: the decoder reports it
+				}
+				i += 1 + j
+				k := i - 1
+				for b[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			if depth++; depth > maxJSONDepth {
+				return errTooDeep
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// plain converts a decoded value for output: json.Number becomes int64 when
+// it is an integer that fits, else float64; containers are converted in
+// place (the document is ours).
+func plain(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		return numberValue(t)
+	case map[string]any:
+		for k, e := range t {
+			t[k] = plain(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = plain(e)
+		}
+		return t
+	}
+	return v
+}
+
+func numberValue(n json.Number) any {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		// Out-of-range magnitudes: keep the digits rather than lose them.
+		return string(n)
+	}
+	return f
+}
+
+// asInteger coerces a value of an integer domain: integral numbers (also
+// written 3.0 or 1e3) become int64, anything non-integral stays float64.
+func asInteger(v any) any {
+	n, ok := v.(json.Number)
+	if !ok {
+		return plain(v)
+	}
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return string(n)
+	}
+	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return int64(f)
+	}
+	return f
+}
+
+// asFloat coerces a value of a number domain.
+func asFloat(v any) any {
+	n, ok := v.(json.Number)
+	if !ok {
+		return plain(v)
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return string(n)
+	}
+	return f
+}
+
+// selectItems finds the row objects in a decoded body according to the
+// mapping's response shape. A missing or null collection is an empty page;
+// a collection of the wrong kind is an error (the catalog does not describe
+// this backend's answer).
+func selectItems(doc any, r *catalog.Response) ([]any, error) {
+	if r == nil {
+		return either(doc, "the response")
+	}
+	node := doc
+	for i, k := range r.ItemsPath {
+		if node == nil {
+			return nil, nil
+		}
+		obj, ok := node.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("expected an object at %s, got %s", where(r.ItemsPath[:i]), kindOf(node))
+		}
+		node = obj[k]
+	}
+	at := where(r.ItemsPath)
+	var items []any
+	switch {
+	case r.Single:
+		switch t := node.(type) {
+		case nil:
+		case map[string]any:
+			items = []any{t}
+		default:
+			return nil, fmt.Errorf("expected one object at %s, got %s", at, kindOf(node))
+		}
+	case r.Items || len(r.ItemsPath) > 0:
+		switch t := node.(type) {
+		case nil:
+		case []any:
+			items = t
+		default:
+			return nil, fmt.Errorf("expected an array at %s, got %s", at, kindOf(node))
+		}
+	default:
+		var err error
+		if items, err = either(node, at); err != nil {
+			return nil, err
+		}
+	}
+	if r.ItemInnerKey == "" {
+		return items, nil
+	}
+	inner := make([]any, 0, len(items))
+	for i, it := range items {
+		switch t := it.(type) {
+		case nil:
+		case map[string]any:
+			inner = append(inner, t[r.ItemInnerKey])
+		default:
+			return nil, fmt.Errorf("item %d at %s is %s, expected an object holding %q", i, at, kindOf(it), r.ItemInnerKey)
+		}
+	}
+	return inner, nil
+}
+
+// either treats an array as a list of rows and an object as one row.
+func either(node any, at string) ([]any, error) {
+	switch t := node.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return t, nil
+	case map[string]any:
+		return []any{t}, nil
+	}
+	return nil, fmt.Errorf("expected an object or an array at %s, got %s", at, kindOf(node))
+}
+
+// materialize walks a from_parent_get path from each parent: key steps
+// descend into objects, wildcard steps fan out over arrays, and an array
+// reached by the last step is iterated. Missing or null values end that
+// branch quietly (the parent has no such rows). Each step moves to
+// distinct children of distinct nodes, so the work is bounded by the size
+// of the document.
+func materialize(parents []any, path []catalog.PathStep) ([]any, error) {
+	cur := parents
+	for i, st := range path {
+		var next []any
+		for _, v := range cur {
+			if v == nil {
+				continue
+			}
+			switch {
+			case st.Wildcard:
+				l, ok := v.([]any)
+				if !ok {
+					return nil, fmt.Errorf("step %d (wildcard) expected an array, got %s", i+1, kindOf(v))
+				}
+				next = append(next, l...)
+			case st.Key != "":
+				obj, ok := v.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("step %d (key %q) expected an object, got %s", i+1, st.Key, kindOf(v))
+				}
+				if e, ok := obj[st.Key]; ok && e != nil {
+					next = append(next, e)
+				}
+			default:
+				return nil, fmt.Errorf("step %d is neither a key nor a wildcard", i+1)
+			}
+		}
+		cur = next
+	}
+	var out []any
+	for _, v := range cur {
+		if l, ok := v.([]any); ok {
+			out = append(out, l...)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// walk follows object keys; ok is false when a step is missing or lands on
+// something that is not an object.
+func walk(v any, path []string) (any, bool) {
+	for _, k := range path {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = obj[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func where(path []string) string {
+	if len(path) == 0 {
+		return "the top level"
+	}
+	return strings.Join(path, ".")
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, int64, float64:
+		return "a number"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a %T", v)
+}

@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/extract"
+)
+
+// maxSpecs bounds the extraction specs one engine client keeps: one per
+// (catalog digest, capability, relation) in use, far more than a tenant's
+// catalogs declare, so eviction (all at once) is rare.
+const maxSpecs = 512
+
+// specKey names a spec: the catalog's load digest ties it to the exact
+// catalog the guest compiled it from.
+type specKey struct{ entry, digest, capability, relation string }
+
+// specCache holds compiled specs; safe for concurrent use.
+type specCache struct {
+	mu sync.Mutex
+	m  map[specKey]*extract.Spec
+}
+
+func (c *specCache) get(k specKey) *extract.Spec {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *specCache) put(k specKey, s *extract.Spec) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSpecs {
+		c.m = make(map[specKey]*extract.Spec)
+	}
+	c.m[k] = s
+}
+
+// Decode turns a backend response body into rows. The guest compiles the
+// capability's extraction spec once per catalog digest (catalog logic
+// stays in the sandbox); the host applies it to every page natively with
+// the one decoder (internal/model/extract), which is what makes a large
+// page cost about what encoding/json costs. An engine module without the
+// spec export is decoded in the guest (DecodeInGuest).
+//
+// The host decode keeps the guest call's bounds: a body over MaxInput is
+// refused as it would have been, and the decode stops at CallTimeout
+// (extract.Options.Interrupt), though its work is linear in the body.
+func (e *Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte) (out *abi.DecodeResponse, err error) {
+	t := e.Tenant
+	mod, lim, digest := t.decodeState(req.EntryID)
+	if mod == nil || !mod.HasExport(abi.ExportDecodeSpec) {
+		return e.DecodeInGuest(ctx, req, body)
+	}
+	if len(body) > lim.MaxInput {
+		return nil, t.callError(abi.ExportDecode, ErrInputTooLarge, fmt.Sprintf("%d bytes, limit %d", len(body), lim.MaxInput))
+	}
+	s, err := e.spec(ctx, req, digest)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func() { t.host.obs.CallDone(t.id, abi.ExportDecode, Result(err), time.Since(start)) }()
+	deadline := start.Add(lim.CallTimeout)
+	var stopped error
+	interrupt := func() error {
+		if err := ctx.Err(); err != nil {
+			stopped = err
+		} else if time.Now().After(deadline) {
+			stopped = ErrDeadline
+		}
+		return stopped
+	}
+	res, aerr := extract.Apply(s, req, body, extract.Options{Interrupt: interrupt})
+	switch {
+	case stopped != nil:
+		return nil, t.callError(abi.ExportDecode, ErrDeadline, "host decode: "+stopped.Error())
+	case aerr != nil:
+		return nil, aerr
+	}
+	if res.Next, err = wireNext(res.Next); err != nil {
+		return nil, &abi.Error{Code: abi.CodeDecode, Message: "decode " + s.Capability + ": " + err.Error()}
+	}
+	return res, nil
+}
+
+// wireNext gives next-page state the form it had when the guest sent it
+// over JSON (numbers as json.Number), so continuations compare and
+// compile exactly as before.
+func wireNext(next map[string]any) (map[string]any, error) {
+	if next == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(next)
+	if err != nil {
+		return nil, fmt.Errorf("encode next page state: %w", err)
+	}
+	var out map[string]any
+	if err := abi.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("next page state: %w", err)
+	}
+	return out, nil
+}
+
+// spec returns the extraction spec for req's capability, compiling it in
+// the guest on first use for this catalog digest.
+func (e *Engine) spec(ctx context.Context, req *abi.DecodeRequest, digest string) (*extract.Spec, error) {
+	k := specKey{req.EntryID, digest, req.Capability, req.Relation}
+	if s := e.specs.get(k); s != nil {
+		return s, nil
+	}
+	in, err := json.Marshal(abi.DecodeSpecRequest{EntryID: req.EntryID, Capability: req.Capability, Relation: req.Relation})
+	if err != nil {
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode decode spec request: " + err.Error()}
+	}
+	var s extract.Spec
+	if err := e.Tenant.do(ctx, abi.ExportDecodeSpec, []string{req.EntryID}, in, nil, func(b []byte) error {
+		if err := abi.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		return s.Validate()
+	}); err != nil {
+		return nil, err
+	}
+	// Cache only when the catalog did not change while the guest compiled:
+	// the instance may have installed a newer one than digest names.
+	if _, _, now := e.Tenant.decodeState(req.EntryID); now == digest {
+		e.specs.put(k, &s)
+	}
+	return &s, nil
+}
+
+// decodeState reads what a host-side decode needs from the tenant: its
+// module, its limits and the digest of the catalog load named entry.
+func (t *Tenant) decodeState(entry string) (*Module, Limits, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.module, t.limits, t.loadIndex[entry]
+}
