@@ -320,7 +320,7 @@ func TestTypedHelpersReachTheEngine(t *testing.T) {
 	// frame (header written first, body straight after) arrived intact.
 	for _, size := range []int{0, 10, 1 << 20} {
 		body := bytes.Repeat([]byte("x"), size)
-		_, err := tn.Decode(ctx, &abi.DecodeRequest{EntryID: "absent", Capability: "c", Status: 200}, body)
+		_, err := tn.DecodeInGuest(ctx, &abi.DecodeRequest{EntryID: "absent", Capability: "c", Status: 200}, body)
 		var ae *abi.Error
 		if !errors.As(err, &ae) || ae.Code != abi.CodeCatalog {
 			t.Fatalf("decode with %d-byte body: %v, want catalog error", size, err)

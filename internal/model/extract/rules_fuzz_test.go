@@ -1,4 +1,4 @@
-package decode
+package extract
 
 import (
 	"testing"
@@ -27,7 +27,7 @@ func FuzzDeriveAndPreprocess(f *testing.F) {
 		{Kind: catalog.PreStringIDsToObjects, Path: nil, Field: "id"},
 	}
 	f.Fuzz(func(t *testing.T, body, v string) {
-		doc, err := parseJSON([]byte(body))
+		doc, err := ParseJSON([]byte(body))
 		if err != nil {
 			return
 		}
