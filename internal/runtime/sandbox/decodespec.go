@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -82,12 +83,19 @@ func (e *Engine) Decode(ctx context.Context, req *abi.DecodeRequest, body []byte
 		}
 		return stopped
 	}
+	if interrupt() != nil {
+		return nil, t.stoppedError(stopped, "before the host decode started")
+	}
 	res, aerr := extract.Apply(s, req, body, extract.Options{Interrupt: interrupt})
 	switch {
 	case stopped != nil:
-		return nil, t.callError(abi.ExportDecode, ErrDeadline, "host decode: "+stopped.Error())
+		return nil, t.stoppedError(stopped, "host decode stopped")
 	case aerr != nil:
 		return nil, aerr
+	}
+	// The guest's answer was bounded by MaxOutput; the host's rows are too.
+	if n := tableSize(res.Table.Rows, lim.MaxOutput); n > lim.MaxOutput {
+		return nil, t.callError(abi.ExportDecode, ErrOutputTooLarge, fmt.Sprintf("decoded rows exceed %d bytes", lim.MaxOutput))
 	}
 	if res.Next, err = wireNext(res.Next); err != nil {
 		return nil, &abi.Error{Code: abi.CodeDecode, Message: "decode " + s.Capability + ": " + err.Error()}
@@ -141,10 +149,55 @@ func (e *Engine) spec(ctx context.Context, req *abi.DecodeRequest, digest string
 	return &s, nil
 }
 
+// stoppedError reports a host decode ended by its context or deadline
+// with the kinds a guest call would have used.
+func (t *Tenant) stoppedError(cause error, detail string) *CallError {
+	kind := error(context.Canceled)
+	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, ErrDeadline) {
+		kind = ErrDeadline
+	}
+	return t.callError(abi.ExportDecode, kind, detail)
+}
+
 // decodeState reads what a host-side decode needs from the tenant: its
 // module, its limits and the digest of the catalog load named entry.
 func (t *Tenant) decodeState(entry string) (*Module, Limits, string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.module, t.limits, t.loadIndex[entry]
+}
+
+// tableSize estimates, from above, the bytes rows take in the guest's
+// tape encoding, stopping once past limit. Values come from a document
+// whose nesting was capped, so the recursion is bounded.
+func tableSize(rows [][]any, limit int) int {
+	n := 0
+	for _, row := range rows {
+		for _, v := range row {
+			if n = valueSize(v, n); n > limit {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+func valueSize(v any, n int) int {
+	switch t := v.(type) {
+	case string:
+		return n + 1 + 10 + len(t)
+	case []any:
+		n += 1 + 10
+		for _, e := range t {
+			n = valueSize(e, n)
+		}
+		return n
+	case map[string]any:
+		n += 1 + 10
+		for k, e := range t {
+			n = valueSize(e, n+10+len(k))
+		}
+		return n
+	}
+	return n + 1 + 10 // null, booleans, numbers
 }
