@@ -14,7 +14,7 @@ import (
 
 func okSpec() *Spec {
 	return &Spec{Version: Version, Capability: "list", Read: true,
-		Columns: []Column{{Name: "id", Path: []string{"id"}, Type: "integer"}, {Name: "who", Path: []string{"user", "login"}}},
+		Columns:  []Column{{Name: "id", Path: []string{"id"}, Type: "integer"}, {Name: "who", Path: []string{"user", "login"}}},
 		Response: &catalog.Response{ItemsPath: []string{"items"}}}
 }
 
