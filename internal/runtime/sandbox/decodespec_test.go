@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,5 +97,28 @@ func TestHostDecodeKeepsCallLimits(t *testing.T) {
 	cancel()
 	if _, err := eng.Decode(cctx, specReq, []byte(`[]`)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
+	}
+}
+
+// TestHostDecodeConcurrent: decodes sharing one cached spec do not
+// interfere (run with -race).
+func TestHostDecodeConcurrent(t *testing.T) {
+	eng := specEngine(t, DefaultLimits())
+	decodeIDs(t, eng, `[]`)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			body := fmt.Sprintf(`[{"id":"a%d"},{"id":"b%d"}]`, i, i)
+			out, err := eng.Decode(context.Background(), specReq, []byte(body))
+			if err == nil && (len(out.Table.Rows) != 2 || out.Table.Rows[1][0] != fmt.Sprintf("b%d", i)) {
+				err = fmt.Errorf("decode %d: rows %v", i, out.Table.Rows)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
