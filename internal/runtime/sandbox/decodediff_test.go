@@ -10,21 +10,28 @@ import (
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/fixture"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 )
 
 // diffCatalogs are the catalogs the host decoder is checked against the
-// guest's on: the demo catalogs, Plasm's response forms, the benchmark page.
+// guest's on: the demo catalogs, the shared fixtures under
+// testdata/catalogs (tracker, kanban, Plasm's response forms) and the
+// benchmark page's. Fixtures get their own entry ids beside the demo's.
 func diffCatalogs(tb testing.TB) []*catalog.Catalog {
 	tb.Helper()
 	var cats []*catalog.Catalog
-	for _, dir := range []string{"../../../demo/catalogs/tracker", "../../../demo/catalogs/kanban",
-		"../../../demo/catalogs/ledger", "../../../testdata/catalogs/plasmforms"} {
+	for _, dir := range []string{"../../../demo/catalogs/tracker", "../../../demo/catalogs/kanban", "../../../demo/catalogs/ledger"} {
 		cat, err := catalogdir.LoadPath(dir)
 		if err != nil {
 			tb.Fatalf("load %s: %v", dir, err)
 		}
+		cats = append(cats, cat)
+	}
+	for _, name := range []string{"tracker", "kanban", "plasmforms"} {
+		cat := fixture.Catalog(tb, name)
+		cat.EntryID = "fixture-" + name
 		cats = append(cats, cat)
 	}
 	return append(cats, pageCatalog(tb))
@@ -96,7 +103,7 @@ func errText(err error) string {
 // TestHostDecodeMatchesGuest is the differential proof that the host's
 // spec-applied decoder answers exactly as the guest's decoder: generated
 // pages for every capability (and embedded relation) of the demo
-// catalogs, Plasm's response forms and the benchmark catalog, in every
+// catalogs, the shared fixtures and the benchmark catalog, in every
 // response shape they declare, with nulls, missing and wrong-kind values,
 // pagination fields, Link headers, error statuses and malformed bodies.
 func TestHostDecodeMatchesGuest(t *testing.T) {
