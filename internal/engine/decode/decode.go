@@ -44,10 +44,4 @@ func Decode(cat *catalog.Catalog, req *abi.DecodeRequest, body []byte) (*abi.Dec
 }
 
 // tapeTree builds the document of a body the host sent as a tape.
-func tapeTree(b []byte) (any, error) {
-	root, err := tape.Root(b)
-	if err != nil {
-		return nil, err
-	}
-	return root.Value()
-}
+func tapeTree(b []byte) (any, error) { return tape.Decode(b) }
