@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
@@ -120,5 +121,56 @@ func TestHostDecodeConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestHostileDecodeSpec: an engine module that answers plasm_decode_spec
+// with a spec of another version, one over the limits, malformed JSON, an
+// error, or nothing (an endless loop) gets a typed error; nothing it sent
+// is applied or cached, and a module without the export is decoded in
+// the guest.
+func TestHostileDecodeSpec(t *testing.T) {
+	m := guestModule(t, "badspec")
+	lim := DefaultLimits()
+	lim.CallTimeout = 200 * time.Millisecond
+	eng := NewEngine(testHost.Tenant(t.Name(), TenantSpec{Module: m,
+		Loads: CatalogLoads([]*catalog.Catalog{testCatalog("bad")}), Limits: lim}))
+	defer eng.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		capability string
+		want       error
+		detail     string
+	}{
+		{"version", ErrABI, "version 99"},
+		{"columns", ErrABI, "2001 columns"},
+		{"garbage", ErrABI, ""},
+		{"loop", ErrDeadline, ""},
+	} {
+		_, err := eng.Decode(ctx, &abi.DecodeRequest{EntryID: "bad", Capability: tc.capability, Status: 200}, []byte(`[{"id":1}]`))
+		var ce *CallError
+		if !errors.Is(err, tc.want) || !errors.As(err, &ce) || !strings.Contains(ce.Detail, tc.detail) {
+			t.Errorf("%s: %v, want %v mentioning %q", tc.capability, err, tc.want, tc.detail)
+		}
+	}
+	_, err := eng.Decode(ctx, &abi.DecodeRequest{EntryID: "bad", Capability: "refuse", Status: 200}, []byte(`[]`))
+	var ae *abi.Error
+	if !errors.As(err, &ae) || ae.Message != "no such capability" {
+		t.Errorf("refused spec: %v", err)
+	}
+	if n := len(eng.specs.m); n != 0 {
+		t.Errorf("%d specs cached from failed compiles", n)
+	}
+	// A well-formed spec from the same module is applied.
+	out, err := eng.Decode(ctx, &abi.DecodeRequest{EntryID: "bad", Capability: "fine", Status: 200}, []byte(`[{"id":1}]`))
+	if err != nil || len(out.Table.Rows) != 1 || out.Table.Rows[0][0] != int64(1) {
+		t.Fatalf("good spec: %+v, %v", out, err)
+	}
+
+	// No spec export: the guest's plasm_decode answers (here: it has none).
+	plain := NewEngine(testHost.Tenant(t.Name()+"-nospec", TenantSpec{Module: guestModule(t, "panic")}))
+	defer plain.Close()
+	if _, err := plain.Decode(ctx, &abi.DecodeRequest{EntryID: "x", Capability: "c", Status: 200}, []byte(`[]`)); !errors.Is(err, ErrABI) {
+		t.Fatalf("module without exports: %v, want ErrABI", err)
 	}
 }

@@ -27,7 +27,7 @@ var (
 	guestReason string
 )
 
-var hostileGuests = []string{"loop", "panic", "grow", "badptr", "huge", "badversion", "noalloc", "recurse", "abuse"}
+var hostileGuests = []string{"loop", "panic", "grow", "badptr", "huge", "badversion", "noalloc", "recurse", "abuse", "badspec"}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
