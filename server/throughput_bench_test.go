@@ -237,7 +237,9 @@ type mixRoot struct {
 // mixRun runs one step through plasmd and checks the answer; calls is the
 // number of backend calls the run reported.
 func mixRun(ctx context.Context, cs *mcp.ClientSession, w *mixWant, step int) (calls int, err error) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "plasm_run", Arguments: map[string]any{"logical_session_ref": "s0", "program": mixProgram(step)}})
+	// force: the hop's unbounded read would otherwise stop at the plan
+	// review gate, which is not what this benchmark measures.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "plasm_run", Arguments: map[string]any{"logical_session_ref": "s0", "program": mixProgram(step), "force": true}})
 	if err != nil {
 		return 0, err
 	}
