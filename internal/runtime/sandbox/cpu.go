@@ -1,25 +1,34 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
 
 // cpuGate bounds the guest calls running at once across the host (by
 // default one per core) and shares those slots fairly among owners
-// (tenants): when a slot frees, the waiting owner with the fewest calls
-// running gets it, ties going to the owner whose oldest waiter came first.
+// (tenants): when a slot frees, it goes to the waiting owner with the
+// fewest calls running, then the one that used the least slot time
+// recently (cpuUsage), then the one whose oldest waiter came first.
 // Per-tenant instance pools alone let a tenant with several looping calls
 // take every core; with the gate a tenant gets its share of the cores when
 // others want them and all of them when nobody does.
 //
-// An owner counts as active for cpuLinger after its last call ends: a
-// steady tenant has short gaps between calls, and handing its slot to a
-// looping tenant in such a gap would cost it a whole long call. While an
-// owner lingers, the others get at most their share (slots / active
-// owners) and a slot may stay free until the linger ends.
+// A slot cannot be taken back from a running call, so lending an owner
+// more than its share (slots / active owners) costs any other owner that
+// comes back meanwhile up to one of the borrower's calls of waiting. An
+// owner therefore counts as active for a while after its last call ended
+// (it lingers), and how long depends on who would borrow: cpuLingerFactor
+// times the borrower's recent mean call length (cpuUsage.callLen), between
+// cpuLinger and cpuMaxLinger. A tenant with short calls borrows a slot
+// 5 ms after the others went quiet; one whose calls run to a 100 ms
+// deadline waits a second, so a steady neighbour's gaps between calls
+// (scheduling noise, its own I/O) never hand that tenant the neighbour's
+// slot. The decision and figures are in docs/decisions.md.
 //
 // Waiting for a slot is bounded by the caller's context and a timeout
 // (the tenant's QueueTimeout), so a saturated host answers busy instead of
@@ -30,7 +39,6 @@ type cpuGate struct {
 	running int
 	owners  map[string]*owner
 	seq     uint64 // arrival order of waiters, for ties
-	linger  time.Duration
 	now     func() time.Time
 	// after schedules f after d (time.AfterFunc; tests use a fake clock).
 	after func(d time.Duration, f func())
@@ -38,13 +46,28 @@ type cpuGate struct {
 	wake time.Time
 }
 
-// cpuLinger is how long an owner stays active after its last call ended.
-const cpuLinger = 5 * time.Millisecond
+const (
+	// cpuLinger is the shortest time an owner stays active after its
+	// last call ended: the linger a borrower with short calls sees.
+	cpuLinger = 5 * time.Millisecond
+	// cpuMaxLinger bounds the linger, so a tenant alone on the host
+	// gets every slot at most this long after the others went quiet.
+	cpuMaxLinger = time.Second
+	// cpuLingerFactor scales a borrower's mean call length into the
+	// linger it sees: others must have been quiet ten of its calls long
+	// before one of its calls may take their share.
+	cpuLingerFactor = 10
+	// cpuForget is how long an idle owner's usage is remembered, so a
+	// tenant whose calls run long is still known as such when it comes
+	// back after a pause.
+	cpuForget = 10 * time.Second
+)
 
 type owner struct {
 	running  int
 	waiters  []*cpuWaiter
 	lastDone time.Time
+	usage    cpuUsage
 }
 
 type cpuWaiter struct {
@@ -62,7 +85,7 @@ func newCPUGate(slots int) *cpuGate {
 	if slots <= 0 {
 		return nil
 	}
-	return &cpuGate{slots: slots, owners: map[string]*owner{}, linger: cpuLinger, now: time.Now,
+	return &cpuGate{slots: slots, owners: map[string]*owner{}, now: time.Now,
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 }
 
@@ -74,13 +97,15 @@ func (g *cpuGate) acquire(ctx context.Context, id string, timeout time.Duration)
 		return nil
 	}
 	g.mu.Lock()
-	share, lingering, _ := g.shareLocked(g.now()) // before owner: it forgets idle owners
+	now := g.now()
+	g.pruneLocked(now)
 	o := g.owner(id)
-	if g.running < g.slots && !g.anyWaitingLocked() && (o.running < share || !lingering) {
-		g.running++
-		o.running++
-		g.mu.Unlock()
-		return nil
+	if g.running < g.slots && !g.anyWaitingLocked() {
+		if ok, _ := g.mayRunLocked(o, now); ok {
+			g.grantLocked(o, now)
+			g.mu.Unlock()
+			return nil
+		}
 	}
 	g.seq++
 	w := &cpuWaiter{seq: g.seq, ready: make(chan struct{})}
@@ -111,7 +136,6 @@ func (g *cpuGate) acquire(ctx context.Context, id string, timeout time.Duration)
 		return err
 	}
 	o.waiters = removeWaiter(o.waiters, w)
-	g.forgetLocked(id)
 	return err
 }
 
@@ -130,66 +154,99 @@ func (g *cpuGate) releaseLocked(id string) {
 	if o == nil || o.running == 0 {
 		return // unpaired release: a bug elsewhere must not corrupt counts
 	}
+	now := g.now()
+	o.usage.callEnded(now, o.running)
 	o.running--
 	g.running--
-	o.lastDone = g.now()
+	o.lastDone = now
 	g.dispatchLocked()
 }
 
-// dispatchLocked grants free slots, one at a time, to the waiting owner
-// with the fewest running calls (ties: the earliest waiter). An owner at
-// its share gets no more while another owner lingers below its share; the
-// slot then waits for the linger to end.
+func (g *cpuGate) grantLocked(o *owner, now time.Time) {
+	o.usage.advance(now, o.running)
+	o.running++
+	g.running++
+}
+
+// dispatchLocked grants free slots, one at a time, to the fairest waiting
+// owner that may run (mayRunLocked); when every waiting owner is held
+// back by a lingering one, it schedules itself for when the first linger
+// ends.
 func (g *cpuGate) dispatchLocked() {
 	now := g.now()
+	var cands []*owner
 	for g.running < g.slots {
-		share, lingering, wake := g.shareLocked(now)
-		var best *owner
+		cands = cands[:0]
 		for _, o := range g.owners {
-			if len(o.waiters) == 0 {
-				continue
-			}
-			if best == nil || o.running < best.running ||
-				o.running == best.running && o.waiters[0].seq < best.waiters[0].seq {
-				best = o
+			if len(o.waiters) > 0 {
+				o.usage.advance(now, o.running)
+				cands = append(cands, o)
 			}
 		}
-		if best == nil {
+		if len(cands) == 0 {
 			return
 		}
-		if best.running >= share && lingering {
+		slices.SortFunc(cands, fairer)
+		var wake time.Time
+		granted := false
+		for _, o := range cands {
+			ok, end := g.mayRunLocked(o, now)
+			if !ok {
+				if wake.IsZero() || end.Before(wake) {
+					wake = end
+				}
+				continue
+			}
+			w := o.waiters[0]
+			o.waiters = o.waiters[1:]
+			g.grantLocked(o, now)
+			w.granted = true
+			close(w.ready)
+			granted = true
+			break
+		}
+		if !granted {
 			g.wakeAtLocked(wake)
 			return
 		}
-		w := best.waiters[0]
-		best.waiters = best.waiters[1:]
-		best.running++
-		g.running++
-		w.granted = true
-		close(w.ready)
 	}
 }
 
-// shareLocked returns each active owner's share of the slots, whether an
-// owner is lingering (active with nothing running or waiting) and when the
-// first linger ends. Owners past their linger are forgotten.
-func (g *cpuGate) shareLocked(now time.Time) (share int, lingering bool, wake time.Time) {
+// fairer orders waiting owners: fewest calls running, then least slot
+// time used recently, then the oldest waiter.
+func fairer(a, b *owner) int {
+	if c := cmp.Compare(a.running, b.running); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.usage.slotTime, b.usage.slotTime); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.waiters[0].seq, b.waiters[0].seq)
+}
+
+// mayRunLocked says whether owner o may start one more call now: it may
+// while it runs fewer than its share of the slots, or when no other owner
+// lingers (active recently with nothing running or waiting) as seen by o.
+// When o is held back, until is when the first such linger ends.
+func (g *cpuGate) mayRunLocked(o *owner, now time.Time) (ok bool, until time.Time) {
+	o.usage.advance(now, o.running)
+	linger := o.usage.linger(o.running)
 	active := 0
-	for id, o := range g.owners {
+	lingering := false
+	for _, p := range g.owners {
 		switch {
-		case o.running > 0 || len(o.waiters) > 0:
+		case p == o || p.running > 0 || len(p.waiters) > 0:
 			active++
-		case now.Sub(o.lastDone) < g.linger:
+		case now.Sub(p.lastDone) < linger:
 			active++
 			lingering = true
-			if end := o.lastDone.Add(g.linger); wake.IsZero() || end.Before(wake) {
-				wake = end
+			if end := p.lastDone.Add(linger); until.IsZero() || end.Before(until) {
+				until = end
 			}
-		default:
-			delete(g.owners, id)
 		}
 	}
-	return max(1, g.slots/max(active, 1)), lingering, wake
+	share := max(1, g.slots/active)
+	return o.running < share || !lingering, until
 }
 
 // wakeAtLocked schedules a dispatch at t unless one comes sooner.
@@ -217,11 +274,13 @@ func (g *cpuGate) owner(id string) *owner {
 	return o
 }
 
-// forgetLocked drops an owner with nothing running or waiting that is not
-// lingering, so the map holds only active tenants.
-func (g *cpuGate) forgetLocked(id string) {
-	if o := g.owners[id]; o != nil && o.running == 0 && len(o.waiters) == 0 && g.now().Sub(o.lastDone) >= g.linger {
-		delete(g.owners, id)
+// pruneLocked forgets owners idle for cpuForget, so the map holds only
+// recently active tenants.
+func (g *cpuGate) pruneLocked(now time.Time) {
+	for id, o := range g.owners {
+		if o.running == 0 && len(o.waiters) == 0 && now.Sub(o.lastDone) >= cpuForget {
+			delete(g.owners, id)
+		}
 	}
 }
 
@@ -248,17 +307,22 @@ type cpuStats struct {
 	Running int
 	Waiting map[string]int
 	ByOwner map[string]int
+	// CallLen is each remembered owner's recent mean call length.
+	CallLen map[string]time.Duration
 }
 
 func (g *cpuGate) stats() cpuStats {
-	s := cpuStats{Waiting: map[string]int{}, ByOwner: map[string]int{}}
+	s := cpuStats{Waiting: map[string]int{}, ByOwner: map[string]int{}, CallLen: map[string]time.Duration{}}
 	if g == nil {
 		return s
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s.Running = g.running
+	now := g.now()
 	for id, o := range g.owners {
+		o.usage.advance(now, o.running)
+		s.CallLen[id] = o.usage.callLen(o.running)
 		if o.running > 0 {
 			s.ByOwner[id] = o.running
 		}

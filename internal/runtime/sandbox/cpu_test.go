@@ -157,11 +157,163 @@ func TestCPUGateLinger(t *testing.T) {
 	s.want(map[string]int{"loop": 1, "steady": 1}, map[string]int{"loop": 1})
 
 	s.g.release("steady")
-	s.clock.Advance(cpuLinger) // steady went quiet: loop may use every slot
+	s.clock.Advance(cpuMaxLinger) // steady went quiet: loop may use every slot
 	s.want(map[string]int{"loop": 2}, map[string]int{})
 	s.g.release("loop")
 	s.g.release("loop")
 	s.wg.Wait()
+}
+
+// TestCPUGateLingerScalesWithCallLength: how long an owner must find the
+// others quiet before it may run beyond its share grows with its own
+// recent call length (cpuLingerFactor times, between cpuLinger and
+// cpuMaxLinger), so a tenant whose calls run to their deadline cannot take
+// a steady neighbour's slot in a short gap between the neighbour's calls.
+func TestCPUGateLingerScalesWithCallLength(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		callLen time.Duration // of the borrower's earlier calls
+		calls   int
+		want    time.Duration // the linger it sees
+	}{
+		{"short calls", 100 * time.Microsecond, 50, cpuLinger},
+		{"10 ms calls", 10 * time.Millisecond, 50, 100 * time.Millisecond},
+		{"calls to a 100 ms deadline", 100 * time.Millisecond, 20, cpuMaxLinger},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newGateScript(t, 2)
+			for range tc.calls {
+				s.take("b")
+				s.clock.Advance(tc.callLen)
+				s.g.release("b")
+			}
+			s.take("b")
+			s.take("steady")
+			s.queue("b")
+			s.g.release("steady") // b is at its share while steady lingers
+			const step = time.Millisecond
+			var waited time.Duration
+			for s.g.stats().ByOwner["b"] < 2 {
+				if waited > 2*cpuMaxLinger {
+					t.Fatalf("b still held back after %v", waited)
+				}
+				s.clock.Advance(step)
+				waited += step
+			}
+			// b's running call ages meanwhile and lengthens its mean a
+			// little, so the linger may come out somewhat above want.
+			if waited < tc.want || waited > tc.want*3/2+step {
+				t.Fatalf("b borrowed the slot after %v; want about %v", waited, tc.want)
+			}
+			s.g.release("b")
+			s.g.release("b")
+			s.wg.Wait()
+		})
+	}
+}
+
+// TestCPUGateHogNeverBorrowsFromSteady: a tenant spinning to a 100 ms
+// deadline on every call, beside a neighbour whose calls are 50 µs long
+// with 20 ms gaps between them (longer than cpuLinger), never runs more
+// than its one slot of two while the neighbour keeps calling, and the
+// neighbour never waits for a slot.
+func TestCPUGateHogNeverBorrowsFromSteady(t *testing.T) {
+	s := newGateScript(t, 2)
+	s.take("steady") // the neighbour was there first
+	s.g.release("steady")
+	s.take("hog")
+	s.queue("hog")
+	s.queue("hog")
+	steadyCalls, hogCalls := 0, 0
+	for elapsed := time.Duration(0); elapsed < 3*time.Second; elapsed += 20 * time.Millisecond {
+		if elapsed > 0 && elapsed%(100*time.Millisecond) == 0 {
+			s.g.release("hog") // a hog call hit its deadline; the next takes the slot
+			hogCalls++
+			s.queue("hog")
+		}
+		if st := s.g.stats(); st.ByOwner["hog"] > 1 {
+			t.Fatalf("at %v the hog runs %d calls while the neighbour is active", elapsed, st.ByOwner["hog"])
+		}
+		s.take("steady") // must not wait: take fails the test on error
+		s.clock.Advance(50 * time.Microsecond)
+		s.g.release("steady")
+		steadyCalls++
+		s.clock.Advance(20*time.Millisecond - 50*time.Microsecond)
+	}
+	if hogCalls == 0 || steadyCalls == 0 {
+		t.Fatalf("hog %d calls, steady %d", hogCalls, steadyCalls)
+	}
+	// The neighbour goes away: after at most cpuMaxLinger the hog may use
+	// both slots.
+	s.clock.Advance(cpuMaxLinger)
+	s.want(map[string]int{"hog": 2}, map[string]int{"hog": 1})
+	s.g.release("hog")
+	s.g.release("hog")
+	s.g.release("hog")
+	s.wg.Wait()
+}
+
+// TestCPUGateLeastUsageFirst: between owners running the same number of
+// calls, the slot goes to the one that used less slot time recently,
+// though it queued later; with equal use, to the earlier waiter.
+func TestCPUGateLeastUsageFirst(t *testing.T) {
+	s := newGateScript(t, 1)
+	s.take("heavy")
+	s.clock.Advance(200 * time.Millisecond)
+	s.g.release("heavy")
+	s.take("light")
+	s.clock.Advance(time.Millisecond)
+	s.g.release("light")
+	s.take("x")
+	s.queue("heavy")
+	s.queue("light")
+	s.g.release("x")
+	s.want(map[string]int{"light": 1}, map[string]int{"heavy": 1})
+	s.g.release("light")
+	s.want(map[string]int{"heavy": 1}, map[string]int{})
+	s.g.release("heavy")
+	s.wg.Wait()
+}
+
+// TestCPUUsageCallLen: the mean call length follows recent calls, counts a
+// running call at once, and survives decay (a pause changes it little).
+func TestCPUUsageCallLen(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var u cpuUsage
+	u.advance(t0, 0)
+	if got := u.callLen(0); got != 0 {
+		t.Fatalf("no calls: %v", got)
+	}
+	now := t0
+	for range 10 {
+		now = now.Add(100 * time.Millisecond)
+		u.callEnded(now, 1)
+	}
+	near := func(got, want time.Duration) bool { return got > want*9/10 && got < want*11/10 }
+	if got := u.callLen(0); !near(got, 100*time.Millisecond) {
+		t.Fatalf("ten 100 ms calls: mean %v", got)
+	}
+	u.advance(now.Add(5*time.Second), 0)
+	if got := u.callLen(0); !near(got, 100*time.Millisecond) {
+		t.Fatalf("after a 5 s pause: mean %v", got)
+	}
+	if got := u.linger(0); got < cpuMaxLinger*9/10 || got > cpuMaxLinger {
+		t.Fatalf("linger %v, want about the cap %v", got, cpuMaxLinger)
+	}
+	var short cpuUsage
+	short.advance(t0, 0)
+	for i := range 100 {
+		short.callEnded(t0.Add(time.Duration(i+1)*50*time.Microsecond), 1)
+	}
+	if got := short.linger(0); got != cpuLinger {
+		t.Fatalf("50 µs calls: linger %v, want the floor %v", got, cpuLinger)
+	}
+	var fresh cpuUsage
+	fresh.advance(t0, 0)
+	fresh.advance(t0.Add(50*time.Millisecond), 1) // a first call, still running
+	if got := fresh.callLen(1); !near(got, 50*time.Millisecond) {
+		t.Fatalf("first call running 50 ms: mean %v", got)
+	}
 }
 
 // TestCPUGateTies: equal running counts go to the earliest waiter.
