@@ -21,6 +21,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -62,11 +64,17 @@ type Config struct {
 	// shared fairly among them (cpu.go). Zero means one per core
 	// (runtime.NumCPU); negative means no bound.
 	MaxRunning int
+	// Logger receives the host's own events (a pool quarantined for
+	// spinning to its deadline); nil discards them.
+	Logger *slog.Logger
 
 	// noLoopChecks turns wazero's termination checks off. Only the
 	// loop-check experiment (loopcheck_bench_test.go) sets it: without the
 	// checks a deadline cannot stop a guest, so no shipped host may.
 	noLoopChecks bool
+	// noQuarantine turns quarantine (quarantine.go) off, for the CPU-share
+	// benchmark's baseline.
+	noQuarantine bool
 }
 
 // DefaultSpares is the spare-pool size per module when Config.Spares is 0.
@@ -90,6 +98,8 @@ type Host struct {
 	cpu     *cpuGate // nil: guest calls are not bounded host-wide
 	modCfg  wazero.ModuleConfig
 	obs     Observer
+	log     *slog.Logger
+	noQuar  bool
 	spares  int
 
 	// Global instance cap: live counts tenant instances; capWaiters is
@@ -166,6 +176,10 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	if h.obs == nil {
 		h.obs = NopObserver{}
+	}
+	h.log, h.noQuar = cfg.Logger, cfg.noQuarantine
+	if h.log == nil {
+		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	switch {
 	case h.spares == 0:

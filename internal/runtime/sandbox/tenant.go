@@ -162,6 +162,9 @@ type Tenant struct {
 	applied map[string]uint64
 	// avgCall is a moving average of call durations, for retry hints.
 	avgCall time.Duration
+	// quar quarantines the pool when its calls keep running to their
+	// deadline (quarantine.go).
+	quar quarantine
 }
 
 // snapshot is the tenant configuration one call runs with.
@@ -683,7 +686,14 @@ func (t *Tenant) do(ctx context.Context, export string, needs []string, head, bo
 	if keep, err = t.syncLoads(ctx, in, s, needs); err != nil {
 		return err
 	}
-	status, out, f := in.invoke(ctx, export, head, body, s.limits)
+	var (
+		status byte
+		out    []byte
+	)
+	f := t.runGuest(s.limits.CallTimeout, func() (f *failure) {
+		status, out, f = in.invoke(ctx, export, head, body, s.limits)
+		return f
+	})
 	if f != nil {
 		keep = !f.discard
 		return t.failed(export, f)

@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// A pool (tenant, module) whose calls keep running to their deadline is
+// quarantined: while it is, its guest calls run on an OS thread of their
+// own at a low CPU priority (nice 10 on Linux, priority_linux.go), so
+// when the machine is short of CPU the kernel runs every other tenant's
+// calls first. Nothing else changes: the calls keep their deadline, their
+// slot in the CPU gate and their memory ceiling, and on an idle core they
+// run as fast as before. The gate alone shares slots, but a slot is a
+// thread the kernel schedules like any other: on a loaded machine a
+// spinning guest's thread took as much CPU as the neighbour's
+// (docs/decisions.md, "CPU is shared by the gate, then by the kernel").
+const (
+	// quarantineStrikes calls that run to their deadline within
+	// quarantineWindow start a quarantine.
+	quarantineStrikes = 3
+	quarantineWindow  = time.Minute
+	// A quarantine lasts quarantineBase, doubling each time the pool is
+	// quarantined again (its calls still spin when it ends), up to
+	// quarantineMax; a pool calm for quarantineMax starts over.
+	quarantineBase = 30 * time.Second
+	quarantineMax  = 10 * time.Minute
+)
+
+// quarantine is one pool's record of calls that ran to their deadline.
+type quarantine struct {
+	mu    sync.Mutex
+	hits  [quarantineStrikes]time.Time // the latest deadline hits, a ring
+	next  int
+	until time.Time // end of the current or last quarantine
+	level int       // quarantines in a row, for the backoff
+}
+
+// strike records a call that ran to its deadline at now. When it starts a
+// quarantine, it returns how long that lasts.
+func (q *quarantine) strike(now time.Time) (d time.Duration, started bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.hits[q.next] = now
+	q.next = (q.next + 1) % quarantineStrikes
+	oldest := q.hits[q.next]
+	if now.Before(q.until) || oldest.IsZero() || now.Sub(oldest) > quarantineWindow {
+		return 0, false
+	}
+	if !q.until.IsZero() && now.Sub(q.until) >= quarantineMax {
+		q.level = 0 // calm since the last one: start over
+	}
+	d = min(quarantineBase<<q.level, quarantineMax)
+	if d < quarantineMax {
+		q.level++
+	}
+	q.until = now.Add(d)
+	q.hits = [quarantineStrikes]time.Time{}
+	return d, true
+}
+
+// active says whether the pool is quarantined at now.
+func (q *quarantine) active(now time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return now.Before(q.until)
+}
+
+// runLowPriority runs f on an OS thread of its own at a low CPU priority
+// (lowerThreadPriority). The thread is never handed back: the goroutine ends locked to
+// it, so Go ends the thread instead of reusing it at that priority (an
+// unprivileged process cannot raise it again). A panic in f is passed on.
+func runLowPriority(f func()) {
+	done := make(chan any, 1)
+	go func() {
+		runtime.LockOSThread()
+		lowerThreadPriority()
+		defer func() { done <- recover() }()
+		f()
+	}()
+	if p := <-done; p != nil {
+		panic(p)
+	}
+}
+
+// CPUQuarantined returns, per owner (tenant), how many of its pools are
+// quarantined (their calls keep running to the deadline and run at the
+// low CPU priority).
+func (h *Host) CPUQuarantined() map[string]int {
+	h.mu.Lock()
+	tenants := make([]*Tenant, 0, len(h.tenants))
+	for _, t := range h.tenants {
+		tenants = append(tenants, t)
+	}
+	h.mu.Unlock()
+	now := time.Now()
+	out := map[string]int{}
+	for _, t := range tenants {
+		if t.quar.active(now) {
+			t.mu.Lock()
+			out[t.owner]++
+			t.mu.Unlock()
+		}
+	}
+	return out
+}
+
+// runGuest runs one guest call of t: at a low CPU priority while the
+// pool is quarantined, and counting a call that ran its whole call timeout
+// (limit) and missed its deadline as a strike.
+func (t *Tenant) runGuest(limit time.Duration, call func() *failure) *failure {
+	if t.host.noQuar {
+		return call()
+	}
+	start := time.Now()
+	var f *failure
+	if t.quar.active(start) {
+		runLowPriority(func() { f = call() })
+	} else {
+		f = call()
+	}
+	if f == nil || f.kind != ErrDeadline || time.Since(start) < limit {
+		return f
+	}
+	if d, started := t.quar.strike(time.Now()); started {
+		t.mu.Lock()
+		owner := t.owner
+		t.mu.Unlock()
+		t.host.log.Warn("sandbox: pool quarantined: its calls keep running to their deadline, so they run at a low CPU priority for a while",
+			"tenant", t.id, "owner", owner, "for", d, "strikes", quarantineStrikes, "within", quarantineWindow)
+	}
+	return f
+}

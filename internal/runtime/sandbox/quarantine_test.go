@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestQuarantineStrikes: three calls to the deadline within a minute start
+// a quarantine; it doubles each time the pool is caught again and starts
+// over after a calm spell. Times are given, not measured.
+func TestQuarantineStrikes(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	type step struct {
+		at      time.Duration
+		started bool
+		d       time.Duration
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"two hits are not enough", []step{{0, false, 0}, {time.Second, false, 0}}},
+		{"three hits within a minute", []step{{0, false, 0}, {10 * time.Second, false, 0}, {20 * time.Second, true, quarantineBase}}},
+		{"three hits spread over more than a minute", []step{{0, false, 0}, {40 * time.Second, false, 0}, {80 * time.Second, false, 0}}},
+		{"hits during a quarantine do not restart it; caught again it doubles", []step{
+			{0, false, 0}, {time.Second, false, 0}, {2 * time.Second, true, quarantineBase},
+			{3 * time.Second, false, 0}, {4 * time.Second, false, 0}, {5 * time.Second, false, 0}, // quarantined meanwhile
+			{33 * time.Second, true, 2 * quarantineBase}, // ended at 32 s; the last three hits are within a minute
+		}},
+		{"calm for quarantineMax starts over", []step{
+			{0, false, 0}, {time.Second, false, 0}, {2 * time.Second, true, quarantineBase},
+			{2*time.Second + quarantineBase + quarantineMax, false, 0},
+			{3*time.Second + quarantineBase + quarantineMax, false, 0},
+			{4*time.Second + quarantineBase + quarantineMax, true, quarantineBase},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var q quarantine
+			for i, s := range tc.steps {
+				d, started := q.strike(at(s.at))
+				if started != s.started || d != s.d {
+					t.Fatalf("step %d (at %v): started=%v for %v; want started=%v for %v", i, s.at, started, d, s.started, s.d)
+				}
+				if started && (!q.active(at(s.at)) || !q.active(at(s.at+d-time.Nanosecond)) || q.active(at(s.at+d))) {
+					t.Fatalf("step %d: quarantine not active exactly for %v", i, d)
+				}
+			}
+		})
+	}
+}
+
+// TestQuarantineBackoffCap: a pool that keeps spinning is quarantined for
+// ever longer spells, never longer than quarantineMax.
+func TestQuarantineBackoffCap(t *testing.T) {
+	var q quarantine
+	now := time.Unix(1000, 0)
+	var got []time.Duration
+	for len(got) < 8 {
+		now = now.Add(time.Second)
+		if q.active(now) {
+			continue
+		}
+		if d, ok := q.strike(now); ok {
+			got = append(got, d)
+			now = now.Add(d - time.Second)
+		}
+	}
+	want := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, quarantineMax, quarantineMax, quarantineMax}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("spells %v, want %v", got, want)
+		}
+	}
+}
+
+// TestSpinnerQuarantined: a pool whose calls spin to their deadline is
+// quarantined after quarantineStrikes of them and shows in CPUQuarantined
+// under its owner; its calls keep failing with ErrDeadline as before, and
+// a neighbour pool is neither quarantined nor disturbed.
+func TestSpinnerQuarantined(t *testing.T) {
+	needGuests(t)
+	h, engine := newTestHost(t, Config{Spares: -1})
+	ctx := context.Background()
+	loop, err := h.Module(ctx, guestWasm["loop"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	spinner := h.Tenant("spinner-vendor", TenantSpec{Module: loop, Owner: "acme", Limits: Limits{CallTimeout: 500 * time.Millisecond}})
+	steady := h.Tenant("steady", TenantSpec{Module: engine})
+	for i := range quarantineStrikes + 2 {
+		if q := h.CPUQuarantined()["acme"]; (q == 1) != (i >= quarantineStrikes) {
+			t.Fatalf("after %d calls to the deadline: %d quarantined pools", i, q)
+		}
+		if _, err := spinner.Ping(ctx, []byte("hostile")); !errors.Is(err, ErrDeadline) {
+			t.Fatalf("call %d: %v, want ErrDeadline", i, err)
+		}
+		if out, err := steady.Ping(ctx, []byte("hello")); err != nil || string(out) != "hello" {
+			t.Fatalf("neighbour: %q, %v", out, err)
+		}
+		if out, err := spinner.Ping(ctx, []byte("fine")); err != nil || string(out) != "fine" {
+			t.Fatalf("spinner's ordinary call (quarantined: %v): %q, %v", i >= quarantineStrikes, out, err)
+		}
+	}
+	if q := h.CPUQuarantined(); len(q) != 1 {
+		t.Fatalf("quarantined: %v, want only acme", q)
+	}
+}
