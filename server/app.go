@@ -176,7 +176,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	m := metrics.New(metrics.Options{})
 	journal := activity.New(activity.Options{})
 	tracer := tracing.New(cfg.TracerProvider)
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}, MaxRunning: cfg.MaxRunning})
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}, MaxRunning: cfg.MaxRunning, Logger: cfg.Logger})
 	if err != nil {
 		closeStores()
 		return nil, fmt.Errorf("sandbox: %w", err)

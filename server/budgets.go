@@ -30,8 +30,9 @@ func (a *App) sessionBudget(id string) session.Budget {
 }
 
 // usage reports per-tenant budget use for /metrics (plasmd_tenant_usage):
-// live MCP sessions, guest calls running and waiting for a host CPU slot
-// and, when the store keeps budgets, session state.
+// live MCP sessions, guest calls running and waiting for a host CPU slot,
+// pools quarantined for spinning to their deadline and, when the store
+// keeps budgets, session state.
 func (a *App) usage() map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	put := func(t, res string, v float64) {
@@ -50,6 +51,9 @@ func (a *App) usage() map[string]map[string]float64 {
 	}
 	for t, n := range waiting {
 		put(t, "cpu_waiting", float64(n))
+	}
+	for t, n := range a.host.CPUQuarantined() {
+		put(t, "cpu_quarantined", float64(n))
 	}
 	if b, ok := a.svc.Store().(session.Budgeter); ok {
 		for t, u := range b.Usage() {
