@@ -3,6 +3,7 @@ package sandbox
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,11 +68,16 @@ func (q *quarantine) active(now time.Time) bool {
 	return now.Before(q.until)
 }
 
+// lowPriorityRuns counts runLowPriority calls, so tests can see that a
+// quarantined pool's calls take that path.
+var lowPriorityRuns atomic.Uint64
+
 // runLowPriority runs f on an OS thread of its own at a low CPU priority
 // (lowerThreadPriority). The thread is never handed back: the goroutine ends locked to
 // it, so Go ends the thread instead of reusing it at that priority (an
 // unprivileged process cannot raise it again). A panic in f is passed on.
 func runLowPriority(f func()) {
+	lowPriorityRuns.Add(1)
 	done := make(chan any, 1)
 	go func() {
 		runtime.LockOSThread()
