@@ -48,6 +48,7 @@ Run "plasmd serve -h" for flags.
 `
 
 func main() {
+	reserveHostProc()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -24,8 +24,9 @@ import (
 // default: guest calls bounded host-wide by the cores and shared by fair
 // queueing across tenants (cpu.go), and the spinning pool quarantined to
 // the lowest CPU priority after three calls to its deadline
-// (quarantine.go). "gate-only" is the gate without quarantine; "none" is
-// neither, the behaviour before both and the baseline. The neighbour runs 1 client (a
+// (quarantine.go), with one Go P more than the cores as cmd/plasmd sets
+// (procs.go there). "gate-only" is the gate alone, GOMAXPROCS at the
+// cores; "none" is neither, the behaviour before both and the baseline. The neighbour runs 1 client (a
 // steady load) or one client per core (saturating it alone), each echoing
 // 16 KiB through the engine; kept is beside/solo throughput. With every
 // core saturated, fair share is half the slots, so kept cannot pass 1/2
@@ -42,19 +43,23 @@ func BenchmarkNeighbourShare(b *testing.B) {
 		name             string
 		running, clients int
 		noQuarantine     bool
+		procs            int // GOMAXPROCS during the run
 	}
 	var variants []variant
+	cores := runtime.GOMAXPROCS(0)
 	for _, clients := range []int{1, runtime.NumCPU()} {
 		for _, g := range []struct {
 			name         string
 			running      int
 			noQuarantine bool
-		}{{"default", 0, false}, {"gate-only", 0, true}, {"none", -1, true}} {
-			variants = append(variants, variant{fmt.Sprintf("%s/clients=%d", g.name, clients), g.running, clients, g.noQuarantine})
+			procs        int
+		}{{"default", 0, false, cores + 1}, {"gate-only", 0, true, cores}, {"none", -1, true, cores}} {
+			variants = append(variants, variant{fmt.Sprintf("%s/clients=%d", g.name, clients), g.running, clients, g.noQuarantine, g.procs})
 		}
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(v.procs))
 			h, engine := newTestHost(b, Config{Spares: -1, MaxRunning: v.running, noQuarantine: v.noQuarantine})
 			ctx := context.Background()
 			loopMod, err := h.Module(ctx, guestWasm["loop"])
