@@ -22,15 +22,16 @@ import (
 // steady tenant keeps while another tenant loops on all its instances
 // (every call spins to its 100 ms deadline). "default" is plasmd's
 // default: guest calls bounded host-wide by the cores and shared by fair
-// queueing across tenants (cpu.go), and the spinning pool quarantined to
-// the lowest CPU priority after three calls to its deadline
-// (quarantine.go), with one Go P more than the cores as cmd/plasmd sets
-// (procs.go there). "gate-only" is the gate alone, GOMAXPROCS at the
-// cores; "none" is neither, the behaviour before both and the baseline. The neighbour runs 1 client (a
-// steady load) or one client per core (saturating it alone), each echoing
-// 16 KiB through the engine; kept is beside/solo throughput. With every
-// core saturated, fair share is half the slots, so kept cannot pass 1/2
-// there.
+// queueing across tenants (cpu.go), the spinning pool quarantined to a low
+// CPU priority after three calls to its deadline (quarantine.go), and one
+// Go P more than the cores, as cmd/plasmd sets (procs.go there).
+// "gate-only" is the gate alone with GOMAXPROCS at the cores; "none" is
+// neither, the behaviour before both and the baseline. The neighbour runs
+// 1 client (a steady load) or one client per core (saturating it alone),
+// each echoing 16 KiB through the engine; kept is beside/solo throughput.
+// With one client per core, fair share is half the slots: on an idle
+// machine kept stays near 1/2 there (on a loaded one the solo phase does
+// not get every core either).
 //
 // Phases are fixed in time, not in calls, so one slow moment weighs what
 // it lasted: solo and beside phases alternate for neighbourRounds rounds
