@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,7 +86,8 @@ func TestQuarantineBackoffCap(t *testing.T) {
 // neighbour pool is neither quarantined nor disturbed.
 func TestSpinnerQuarantined(t *testing.T) {
 	needGuests(t)
-	h, engine := newTestHost(t, Config{Spares: -1})
+	var logs bytes.Buffer // written only by the calls below, one at a time
+	h, engine := newTestHost(t, Config{Spares: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
 	loop, err := h.Module(ctx, guestWasm["loop"])
 	if err != nil {
@@ -130,5 +134,9 @@ func TestSpinnerQuarantined(t *testing.T) {
 	}
 	if q := h.CPUQuarantined(); len(q) != 1 || q["acme"] != 1 {
 		t.Fatalf("quarantined: %v, want only acme's pool", q)
+	}
+	if n := strings.Count(logs.String(), "pool quarantined"); n != 1 ||
+		!strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "tenant=spinner-vendor owner=acme for=30s") {
+		t.Fatalf("want one WARN line naming the pool, owner and spell; logged %d:\n%s", n, logs.String())
 	}
 }
