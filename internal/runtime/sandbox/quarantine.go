@@ -72,21 +72,52 @@ func (q *quarantine) active(now time.Time) bool {
 // quarantined pool's calls take that path.
 var lowPriorityRuns atomic.Uint64
 
-// runLowPriority runs f on an OS thread of its own at a low CPU priority
-// (lowerThreadPriority). The thread is never handed back: the goroutine ends locked to
-// it, so Go ends the thread instead of reusing it at that priority (an
-// unprivileged process cannot raise it again). A panic in f is passed on.
+// runLowPriority runs f on an OS thread at a low CPU priority
+// (lowerThreadPriority) and returns when f has. The threads belong to
+// low-priority workers that are never handed back to Go's pool: each
+// worker goroutine stays locked to its thread and, idle for lowIdle, ends
+// locked, so Go ends the thread instead of reusing it at that priority (an
+// unprivileged process cannot raise it again). An idle worker takes the
+// next quarantined call, which saves a thread per call
+// (BenchmarkRunLowPriority). A panic in f is passed on.
 func runLowPriority(f func()) {
 	lowPriorityRuns.Add(1)
 	done := make(chan any, 1)
-	go func() {
-		runtime.LockOSThread()
-		lowerThreadPriority()
+	task := func() {
 		defer func() { done <- recover() }()
 		f()
-	}()
+	}
+	select {
+	case lowTasks <- task: // an idle worker took it
+	default:
+		go lowWorker(task)
+	}
 	if p := <-done; p != nil {
 		panic(p)
+	}
+}
+
+// lowTasks hands quarantined calls to idle low-priority workers
+// (unbuffered: a send succeeds only when one is waiting).
+var lowTasks = make(chan func())
+
+// lowIdle is how long a low-priority worker waits for another call
+// before it ends with its thread.
+const lowIdle = time.Second
+
+func lowWorker(task func()) {
+	runtime.LockOSThread() // never unlocked: the thread ends with the worker
+	lowerThreadPriority()
+	idle := time.NewTimer(lowIdle)
+	defer idle.Stop()
+	for {
+		task()
+		idle.Reset(lowIdle)
+		select {
+		case task = <-lowTasks:
+		case <-idle.C:
+			return
+		}
 	}
 }
 
