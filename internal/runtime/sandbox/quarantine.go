@@ -8,8 +8,8 @@ import (
 )
 
 // A pool (tenant, module) whose calls keep running to their deadline is
-// quarantined: while it is, its guest calls run on an OS thread of their
-// own at a low CPU priority (nice 10 on Linux, priority_linux.go), so
+// quarantined: while it is, its guest calls run on dedicated OS threads
+// at a low CPU priority (nice 10 on Linux, priority_linux.go), so
 // when the machine is short of CPU the kernel runs every other tenant's
 // calls first. Nothing else changes: the calls keep their deadline, their
 // slot in the CPU gate and their memory ceiling, and on an idle core they
