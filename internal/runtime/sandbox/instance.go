@@ -54,6 +54,10 @@ type failure struct {
 
 func (f *failure) Error() string { return fmt.Sprintf("%v: %s", f.kind, f.detail) }
 
+// Unwrap lets callers of Host.Module, which wraps failures, branch on the
+// kind (ErrDeadline, ErrTrap, ...) with errors.Is.
+func (f *failure) Unwrap() error { return f.kind }
+
 // function returns the cached api.Function of an export; wazero builds a
 // new call engine on every ExportedFunction lookup, so lookups are kept off
 // the warm path.

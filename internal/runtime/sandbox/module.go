@@ -209,7 +209,7 @@ func (m *Module) HasExport(name string) bool {
 }
 
 // instantiate creates and initialises an instance under lim's memory
-// ceiling and call timeout.
+// ceiling and start timeout.
 func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instance, *failure) {
 	if m.minMemory > lim.MemoryBytes {
 		return nil, &failure{kind: ErrMemoryLimit,
@@ -217,7 +217,7 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 	}
 	mem := &ceilingMemory{limit: lim.MemoryBytes}
 	log := &guestLog{}
-	ictx, cancel := context.WithTimeout(ctx, lim.CallTimeout)
+	ictx, cancel := context.WithTimeout(ctx, lim.startTimeout())
 	defer cancel()
 	ictx = experimental.WithMemoryAllocator(ictx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory {
 		return mem
@@ -247,7 +247,7 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 
 // version calls plasm_abi_version.
 func (in *instance) version(ctx context.Context, lim Limits) (int32, *failure) {
-	cctx, cancel := context.WithTimeout(ctx, lim.CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, lim.startTimeout())
 	defer cancel()
 	in.stack[0] = 0
 	if err := in.function(abi.ExportVersion).CallWithStack(cctx, in.stack[:]); err != nil {

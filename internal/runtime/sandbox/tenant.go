@@ -22,8 +22,9 @@ type Limits struct {
 	// fails the call with ErrMemoryLimit. It is also capped by the host's
 	// Config.MaxMemoryBytes.
 	MemoryBytes uint64
-	// CallTimeout bounds every guest call (and instantiation); a caller's
-	// earlier context deadline wins.
+	// CallTimeout bounds every guest call; a caller's earlier context
+	// deadline wins. Instantiation gets at least the default call timeout
+	// (see startTimeout).
 	CallTimeout time.Duration
 	// MaxInstances is how many instances the tenant may have at once,
 	// i.e. how many of its calls run concurrently.
@@ -85,6 +86,18 @@ func DefaultLimits() Limits {
 		MaxInput:     8 << 20,
 		MaxOutput:    16 << 20,
 	}
+}
+
+// startTimeout bounds instantiating a module (its _initialize, which runs
+// the Go runtime's start-up in Go-built guests, and the ABI version check).
+// Start-up is the host's cost rather than the call's, and under load it can
+// take longer than a deliberately short call timeout: were the call timeout
+// used, a tenant with tight limits would see its next call fail after every
+// discarded instance. It stays bounded: a module that loops in _initialize
+// fails with ErrDeadline after max(CallTimeout, the default call timeout),
+// and a caller's earlier deadline still wins.
+func (l Limits) startTimeout() time.Duration {
+	return max(l.CallTimeout, defaultCallTimeout)
 }
 
 // clamp fills defaults and applies the host ceiling. Memory is rounded down
