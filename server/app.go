@@ -268,8 +268,9 @@ func (a *App) wire(store session.Store) error {
 		return err
 	}
 	a.mcpHTTP = a.bindMCPSessions(a.mcpHTTP)
-	// Budgets live in the store (session.Budgeter) so any store that keeps
-	// state in this process bounds it per tenant.
+	// Budgets live in the store (session.Budgeter): the memory store
+	// bounds this process's state per tenant, the Redis store the state
+	// all replicas share.
 	if b, ok := store.(session.Budgeter); ok {
 		b.SetBudgets(a.sessionBudget)
 	}
