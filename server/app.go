@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	m.WatchHost(host)
-	engine, err := host.Module(ctx, enginewasm.Wasm)
+	engine, err := host.Module(ctx, enginewasm.Module())
 	if err != nil {
 		host.Close(ctx)
 		closeStores()
