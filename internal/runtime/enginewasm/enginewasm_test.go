@@ -2,6 +2,9 @@ package enginewasm
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -22,7 +25,13 @@ func TestModuleMergesData(t *testing.T) {
 		t.Fatal("Module is the unmerged engine")
 	}
 	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
+	// The server tests' compilation cache: compiling the engine takes
+	// seconds, a minute under -race.
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 	cm, err := rt.CompileModule(ctx, Module())
