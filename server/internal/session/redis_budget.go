@@ -290,8 +290,18 @@ func (r *Redis) Usage() map[string]Usage {
 	if err != nil {
 		return out
 	}
-	for _, t := range tenants {
-		v, err := usageScript.Run(ctx, r.rdb, []string{key(t, "budget", "seq")}, prefix(t)).Int64Slice()
+	if len(tenants) == 0 || usageScript.Load(ctx, r.rdb).Err() != nil {
+		return out
+	}
+	// One round trip for all tenants (the script is loaded just above).
+	pipe := r.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(tenants))
+	for i, t := range tenants {
+		cmds[i] = usageScript.EvalSha(ctx, pipe, []string{key(t, "budget", "seq")}, prefix(t))
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, t := range tenants {
+		v, err := cmds[i].Int64Slice()
 		if err != nil || len(v) != 5 {
 			continue
 		}
