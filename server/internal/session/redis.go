@@ -189,7 +189,9 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
-redis.call('ZADD', ARGV[4] .. 'budget:logicals', 'XX', redis.call('INCR', ARGV[4] .. 'budget:seq'), ARGV[1])
+if redis.call('ZSCORE', ARGV[4] .. 'budget:logicals', ARGV[1]) then
+  redis.call('ZADD', ARGV[4] .. 'budget:logicals', redis.call('INCR', ARGV[4] .. 'budget:seq'), ARGV[1])
+end
 return ref`)
 
 func (r *Redis) RefFor(ctx context.Context, transport, tenant, logicalID string) (string, error) {
