@@ -131,9 +131,10 @@ func (r *Redis) OpenLogical(ctx context.Context, tenant, intent string) (Logical
 }
 
 // touchLogicalDoc returns a logical session's doc, refreshing its expiry
-// and its place in the budget's eviction order; redis.Nil when gone.
-func (r *Redis) touchLogicalDoc(ctx context.Context, tenant, id string) (string, error) {
-	return touchLogicalScript.Run(ctx, r.rdb, []string{key(tenant, "logical", id)},
+// (and that of the tenant's keys in also) and its place in the budget's
+// eviction order; redis.Nil when gone.
+func (r *Redis) touchLogicalDoc(ctx context.Context, tenant, id string, also ...string) (string, error) {
+	return touchLogicalScript.Run(ctx, r.rdb, append([]string{key(tenant, "logical", id)}, also...),
 		prefix(tenant), id, r.ms(r.retention), r.ledgerMs()).Text()
 }
 
@@ -215,12 +216,11 @@ func (r *Redis) ResolveRef(ctx context.Context, transport, tenant, ref string) (
 		return "", r.wrap(err, "resolve ref")
 	}
 	// A ref outlives the session it names when a budget evicts it.
-	if _, err := r.touchLogicalDoc(ctx, tenant, id); errors.Is(err, redis.Nil) {
+	if _, err := r.touchLogicalDoc(ctx, tenant, id, key(tenant, "refs", transport)); errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("logical_session_ref %q: %w", ref, ErrNotFound)
 	} else if err != nil {
 		return "", r.wrap(err, "resolve ref")
 	}
-	r.touch(ctx, key(tenant, "refs", transport))
 	return id, nil
 }
 

@@ -213,13 +213,14 @@ end
 return {tonumber(redis.call('GET', L_BYTES) or '0'), redis.call('ZCARD', L_RUNS), redis.call('ZCARD', L_PAGES),
   redis.call('ZCARD', L_EXECS), redis.call('ZCARD', L_LOGICALS)}`)
 
-// touchLogicalScript: KEYS logical doc; ARGV P, id, retention ms, ledger
-// ms. Returns the doc (refreshing it and its place in the eviction
-// order), or nil.
+// touchLogicalScript: KEYS logical doc, then keys to refresh with it;
+// ARGV P, id, retention ms, ledger ms. Returns the doc (refreshing it, the
+// other keys and its place in the eviction order), or nil.
 var touchLogicalScript = budgetScript(`
 local v = redis.call('GET', KEYS[1])
 if v then
   touchLogical(ARGV[2], ARGV[3])
+  for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
   keepLedger(ARGV[4])
 end
 return v`)
