@@ -107,9 +107,9 @@ redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 local now = nowMs()
 purge(now, 64)
 book('l', L_LOGICALS, ARGV[2], ARGV[4], now)
-redis.call('HSET', L_LPAIR, ARGV[2], KEYS[1])
+redis.call('HSET', L_META, 'l:' .. ARGV[2], KEYS[1])
 evict(L_LOGICALS, tonumber(ARGV[5]), ARGV[2], dropLogical)
-keepLedger(ARGV[6])
+keepLedger(ARGV[6], L_LOGICALS, L_DUE)
 return ARGV[2]`)
 
 func (r *Redis) OpenLogical(ctx context.Context, tenant, intent string) (Logical, error) {
@@ -175,8 +175,8 @@ func (r *Redis) BindLogical(ctx context.Context, tenant, id string, b Binding) e
 }
 
 // refFor: KEYS refs hash, logical doc, transport index; ARGV logical id,
-// tenant, retention ms, P. Mints s<next> once per (transport, logical id)
-// and counts as use of the logical session.
+// tenant, retention ms, P, ledger ms. Mints s<next> once per (transport,
+// logical id) and counts as use of the logical session.
 var refFor = redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return false end
 local owner = redis.call('GET', KEYS[3])
@@ -190,14 +190,17 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
-if redis.call('ZSCORE', ARGV[4] .. 'budget:logicals', ARGV[1]) then
-  redis.call('ZADD', ARGV[4] .. 'budget:logicals', redis.call('INCR', ARGV[4] .. 'budget:seq'), ARGV[1])
+local lz, meta = ARGV[4] .. 'budget:logicals', ARGV[4] .. 'budget:meta'
+if redis.call('ZSCORE', lz, ARGV[1]) then
+  redis.call('ZADD', lz, redis.call('HINCRBY', meta, 'seq', 1), ARGV[1])
+  redis.call('PEXPIRE', lz, ARGV[5])
+  redis.call('PEXPIRE', meta, ARGV[5])
 end
 return ref`)
 
 func (r *Redis) RefFor(ctx context.Context, transport, tenant, logicalID string) (string, error) {
 	ref, err := refFor.Run(ctx, r.rdb, []string{key(tenant, "refs", transport), key(tenant, "logical", logicalID), transportKey(transport)},
-		logicalID, tenant, r.ms(r.retention), prefix(tenant)).Text()
+		logicalID, tenant, r.ms(r.retention), prefix(tenant), r.ledgerMs()).Text()
 	if errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("logical session %s: %w", logicalID, ErrNotFound)
 	}
@@ -269,7 +272,7 @@ local now = nowMs()
 purge(now, 64)
 book('e', L_EXECS, ARGV[7], ARGV[5], now)
 local gone = evict(L_EXECS, tonumber(ARGV[8]), ARGV[7], dropExec)
-keepLedger(ARGV[9])
+keepLedger(ARGV[9], L_EXECS, L_DUE)
 return gone`)
 
 func (r *Redis) execKeys(tenant, ph, id string) (string, string) {
@@ -308,7 +311,7 @@ if v then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
   redis.call('ZADD', L_EXECS, 'XX', order(), ARGV[4])
-  keepLedger(ARGV[5])
+  keepLedger(ARGV[5], L_EXECS, L_DUE)
   return {1, v}
 end
 local k = redis.call('GET', KEYS[2])
@@ -401,8 +404,8 @@ if prev and prev ~= ref then dropRun(prev) end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[6])
 redis.call('ZADD', KEYS[2], n, ARGV[4])
 redis.call('HSET', KEYS[3], n, ref)
-redis.call('HSET', L_RUNINFO, ref, size .. '|' .. scope .. '|' .. n)
-redis.call('INCRBY', L_BYTES, size)
+redis.call('HSET', L_META, 'r:' .. ref, size .. '|' .. scope .. '|' .. n)
+redis.call('HINCRBY', L_META, 'bytes', size)
 book('r', L_RUNS, ref, ARGV[6], now)
 if redis.call('HLEN', KEYS[3]) > tonumber(ARGV[7]) then
   local lo = nil
@@ -417,7 +420,7 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
 redis.call('PEXPIRE', KEYS[3], ARGV[6])
 touchLogical(scope, ARGV[6])
-keepLedger(ARGV[12])
+keepLedger(ARGV[12], L_RUNS, L_DUE, L_LOGICALS)
 return evicted`)
 
 func runKeyOf(tenant, ph, sid, runID string) string { return key(tenant, "run", ph, sid, runID) }
@@ -520,7 +523,7 @@ redis.call('ZADD', L_DUE, now + tonumber(ARGV[4]), 'p' .. m)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 local gone = evict(L_PAGES, tonumber(ARGV[7]), nil, dropPage)
 touchLogical(scope, ARGV[4])
-keepLedger(ARGV[8])
+keepLedger(ARGV[8], L_PAGES, L_DUE, L_LOGICALS)
 return #gone`)
 
 func (r *Redis) PutPage(ctx context.Context, p Page) error {

@@ -16,14 +16,14 @@ import (
 // and every write that books or evicts state is one Lua script, so the
 // ledger and the state it counts change together.
 //
-//	seq       INCR counter giving every booking and every use an order
+//	meta      hash: "seq", a counter giving every booking and every use
+//	          an order; "bytes", the sum of the stored runs' sizes;
+//	          "r:"+ref → "size|scope|n" per run; "l:"+id → the logical
+//	          session's (tenant, intent) key
 //	runs      zset ref "ph|sid|rid" → order (oldest stored first)
-//	runinfo   hash ref → "size|scope|n"
-//	runbytes  sum of the stored runs' sizes
 //	pages     zset "scope␟n" → order
 //	execs     zset "ph␟id" → order of last use
 //	logicals  zset id → order of last use
-//	lpair     hash id → its (tenant, intent) key
 //	due       zset kind+member → deadline (ms): when Redis may have
 //	          expired the object by itself
 //
@@ -31,8 +31,9 @@ import (
 // has a deadline in "due"; any later script of the tenant (and Usage)
 // first looks at the bookings past their deadline and unbooks those whose
 // object is gone, or moves the deadline to the object's current expiry.
-// The ledger keys are refreshed by every script that books or uses state,
-// to twice the retention, so they outlive everything they count.
+// Each script refreshes the ledger keys it writes (always meta) to twice
+// the retention, so they outlive everything they count: an object is kept
+// alive only by scripts that also refresh the keys booking it.
 //
 // The set plasmd:tenants (tenant names only) lists the tenants that have
 // books, for Usage.
@@ -43,16 +44,15 @@ const tenantsKey = "plasmd:tenants"
 const budgetLua = `
 local P = ARGV[1]
 local SEP = '\31'
-local L_SEQ, L_DUE = P .. 'budget:seq', P .. 'budget:due'
-local L_RUNS, L_RUNINFO, L_BYTES = P .. 'budget:runs', P .. 'budget:runinfo', P .. 'budget:runbytes'
-local L_PAGES, L_EXECS = P .. 'budget:pages', P .. 'budget:execs'
-local L_LOGICALS, L_LPAIR = P .. 'budget:logicals', P .. 'budget:lpair'
+local L_META, L_DUE = P .. 'budget:meta', P .. 'budget:due'
+local L_RUNS, L_PAGES = P .. 'budget:runs', P .. 'budget:pages'
+local L_EXECS, L_LOGICALS = P .. 'budget:execs', P .. 'budget:logicals'
 
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function order() return redis.call('INCR', L_SEQ) end
+local function order() return redis.call('HINCRBY', L_META, 'seq', 1) end
 local function split2(m) return string.match(m, '^(.-)\31(.*)$') end
 local function runKeys(ref)
   local ph, sid, rid = string.match(ref, '^([^|]*)|([^|]*)|(.*)$')
@@ -74,17 +74,17 @@ end
 local function unbook(kind, m)
   redis.call('ZREM', L_DUE, kind .. m)
   if kind == 'r' then
-    local info = redis.call('HGET', L_RUNINFO, m)
+    local info = redis.call('HGET', L_META, 'r:' .. m)
     if info then
-      redis.call('DECRBY', L_BYTES, tonumber(string.match(info, '^(%d+)')))
-      redis.call('HDEL', L_RUNINFO, m)
+      redis.call('HINCRBY', L_META, 'bytes', -tonumber(string.match(info, '^(%d+)')))
+      redis.call('HDEL', L_META, 'r:' .. m)
     end
     redis.call('ZREM', L_RUNS, m)
   elseif kind == 'p' then redis.call('ZREM', L_PAGES, m)
   elseif kind == 'e' then redis.call('ZREM', L_EXECS, m)
   elseif kind == 'l' then
     redis.call('ZREM', L_LOGICALS, m)
-    redis.call('HDEL', L_LPAIR, m)
+    redis.call('HDEL', L_META, 'l:' .. m)
   end
 end
 
@@ -116,7 +116,7 @@ end
 
 -- dropRun deletes a stored run with its index entries, and unbooks it.
 local function dropRun(ref)
-  local info = redis.call('HGET', L_RUNINFO, ref)
+  local info = redis.call('HGET', L_META, 'r:' .. ref)
   if info then
     local scope, n = string.match(info, '^%d+|(.*)|(%-?%d+)$')
     if n and redis.call('HGET', P .. 'runidx:' .. scope, n) == ref then
@@ -140,7 +140,7 @@ end
 -- dropLogical removes a logical session with its pair, runs, pages and
 -- counters, as the idle sweep of the memory store does.
 local function dropLogical(id)
-  local pair = redis.call('HGET', L_LPAIR, id)
+  local pair = redis.call('HGET', L_META, 'l:' .. id)
   if pair and redis.call('GET', pair) == id then redis.call('DEL', pair) end
   redis.call('DEL', P .. 'logical:' .. id)
   local idx = P .. 'runidx:' .. id
@@ -178,7 +178,7 @@ end
 local function admitRun(size, maxBytes, maxRuns)
   local n = 0
   while redis.call('ZCARD', L_RUNS) > 0 do
-    local bytes = tonumber(redis.call('GET', L_BYTES) or '0')
+    local bytes = tonumber(redis.call('HGET', L_META, 'bytes') or '0')
     if bytes + size <= maxBytes and redis.call('ZCARD', L_RUNS) < maxRuns then break end
     dropRun(redis.call('ZRANGE', L_RUNS, 0, 0)[1])
     n = n + 1
@@ -194,10 +194,10 @@ local function touchLogical(id, ms)
   end
 end
 
-local function keepLedger(ms)
-  for _, k in ipairs({L_SEQ, L_DUE, L_RUNS, L_RUNINFO, L_BYTES, L_PAGES, L_EXECS, L_LOGICALS, L_LPAIR}) do
-    redis.call('PEXPIRE', k, ms)
-  end
+-- keepLedger refreshes meta and the ledger keys a script wrote.
+local function keepLedger(ms, ...)
+  redis.call('PEXPIRE', L_META, ms)
+  for _, k in ipairs({...}) do redis.call('PEXPIRE', k, ms) end
 end
 `
 
@@ -210,7 +210,7 @@ local now = nowMs()
 for _ = 1, 16 do
   if purge(now, 256) < 256 then break end
 end
-return {tonumber(redis.call('GET', L_BYTES) or '0'), redis.call('ZCARD', L_RUNS), redis.call('ZCARD', L_PAGES),
+return {tonumber(redis.call('HGET', L_META, 'bytes') or '0'), redis.call('ZCARD', L_RUNS), redis.call('ZCARD', L_PAGES),
   redis.call('ZCARD', L_EXECS), redis.call('ZCARD', L_LOGICALS)}`)
 
 // touchLogicalScript: KEYS logical doc, then keys to refresh with it;
@@ -221,7 +221,7 @@ local v = redis.call('GET', KEYS[1])
 if v then
   touchLogical(ARGV[2], ARGV[3])
   for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
-  keepLedger(ARGV[4])
+  keepLedger(ARGV[4], L_LOGICALS, L_DUE)
 end
 return v`)
 
@@ -298,7 +298,7 @@ func (r *Redis) Usage() map[string]Usage {
 	pipe := r.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(tenants))
 	for i, t := range tenants {
-		cmds[i] = usageScript.EvalSha(ctx, pipe, []string{key(t, "budget", "seq")}, prefix(t))
+		cmds[i] = usageScript.EvalSha(ctx, pipe, []string{key(t, "budget", "meta")}, prefix(t))
 	}
 	_, _ = pipe.Exec(ctx)
 	for i, t := range tenants {
