@@ -1,6 +1,9 @@
 package sandbox
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+)
 
 // TestCeilingMemoryGrowth: a guest memory reserves half again of what it
 // is asked for (in whole pages, never past the ceiling), grows in place
@@ -43,5 +46,51 @@ func TestCeilingMemoryGrowth(t *testing.T) {
 	big := &ceilingMemory{limit: 10 * page}
 	if buf := big.Reallocate(12 * page); uint64(cap(buf)) != 12*page {
 		t.Fatalf("initial over the ceiling: cap %d", cap(buf))
+	}
+}
+
+// TestCeilingMemoryLearnsGrowth: a module's new instances reserve what its
+// instances have grown to, so their first grows happen in place, but never
+// more than twice their initial size, whatever one instance reached.
+func TestCeilingMemoryLearnsGrowth(t *testing.T) {
+	const page = 64 << 10
+	var grown atomic.Uint64
+	first := &ceilingMemory{limit: 1000 * page, grown: &grown}
+	first.Reallocate(56 * page)
+	first.Reallocate(88 * page)
+	if got := grown.Load(); got != 88*page {
+		t.Fatalf("grown %d pages, want 88", got/page)
+	}
+	next := &ceilingMemory{limit: 1000 * page, grown: &grown}
+	buf := next.Reallocate(56 * page)
+	if cap(buf) != 88*page {
+		t.Fatalf("a new instance reserved %d pages, want 88", cap(buf)/page)
+	}
+	if grownBuf := next.Reallocate(88 * page); &grownBuf[0] != &buf[0] {
+		t.Fatal("the learnt growth was not in place")
+	}
+	first.Reallocate(900 * page) // one instance grows far
+	if buf := (&ceilingMemory{limit: 1000 * page, grown: &grown}).Reallocate(56 * page); cap(buf) != 112*page {
+		t.Fatalf("after a far grow a new instance reserved %d pages, want 112 (twice 56)", cap(buf)/page)
+	}
+}
+
+// TestCeilingMemoryFollowsOthers: an instance created before the module
+// learnt its size grows, in one copy, to what another instance reached
+// rather than half again past it; past every size seen it keeps half
+// again of headroom.
+func TestCeilingMemoryFollowsOthers(t *testing.T) {
+	const page = 64 << 10
+	var grown atomic.Uint64
+	early := &ceilingMemory{limit: 1000 * page, grown: &grown}
+	early.Reallocate(56 * page) // 84 pages reserved: nothing learnt yet
+	other := &ceilingMemory{limit: 1000 * page, grown: &grown}
+	other.Reallocate(56 * page)
+	other.Reallocate(88 * page)
+	if buf := early.Reallocate(88 * page); cap(buf) != 88*page {
+		t.Fatalf("growing to a size another instance reached reserved %d pages, want 88", cap(buf)/page)
+	}
+	if buf := early.Reallocate(100 * page); cap(buf) != 150*page {
+		t.Fatalf("growing past every size seen reserved %d pages, want 150", cap(buf)/page)
 	}
 }
