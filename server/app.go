@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	m.WatchHost(host)
-	engine, err := host.Module(ctx, enginewasm.Wasm)
+	engine, err := host.Module(ctx, enginewasm.Module())
 	if err != nil {
 		host.Close(ctx)
 		closeStores()
@@ -268,8 +268,9 @@ func (a *App) wire(store session.Store) error {
 		return err
 	}
 	a.mcpHTTP = a.bindMCPSessions(a.mcpHTTP)
-	// Budgets live in the store (session.Budgeter) so any store that keeps
-	// state in this process bounds it per tenant.
+	// Budgets live in the store (session.Budgeter): the memory store
+	// bounds this process's state per tenant, the Redis store the state
+	// all replicas share.
 	if b, ok := store.(session.Budgeter); ok {
 		b.SetBudgets(a.sessionBudget)
 	}

@@ -207,6 +207,9 @@ type ceilingMemory struct {
 	limit       uint64
 	initialised bool
 	hit         atomic.Bool
+	// grown, shared by the module's instances, is the largest size any of
+	// them has reached (nil: not tracked).
+	grown *atomic.Uint64
 }
 
 func (m *ceilingMemory) Reallocate(size uint64) []byte {
@@ -218,13 +221,39 @@ func (m *ceilingMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	m.initialised = true
+	var seen uint64 // the largest size the module's instances had reached
+	if m.grown != nil {
+		seen = m.grown.Load()
+		for old := seen; size > old && !m.grown.CompareAndSwap(old, size); old = m.grown.Load() {
+		}
+	}
 	if size <= uint64(cap(m.buf)) {
 		// Wasm memory never shrinks, so bytes between len and cap were
 		// never handed out and are still zero.
 		m.buf = m.buf[:size]
 		return m.buf
 	}
-	newCap := max(size, min(2*uint64(cap(m.buf)), m.limit))
+	// Half again of headroom, not a doubling, and from the first
+	// allocation on, where it is at least what the module's instances have
+	// grown to (at most twice the initial size); a later grow to a size
+	// other instances passed reserves only up to what they reached. The
+	// engine's Go runtime grows its memory a few times right after
+	// instantiation (3.5 to 5.5 MiB), and each reallocation copies and
+	// leaves the old buffer behind as garbage, while a doubling at the
+	// first grow reserved 7 MiB of heap per idle instance for life. The
+	// bound keeps a tenant whose programs grow memory far from making other
+	// tenants' instances reserve more than that doubling did. Copies stay
+	// geometric for a guest that keeps growing past what any instance
+	// reached (about 7 from the engine's initial size to a 64 MiB ceiling).
+	want := growCap(size)
+	switch {
+	case m.grown == nil:
+	case cap(m.buf) == 0:
+		want = max(want, min(seen, 2*size))
+	case seen >= size:
+		want = min(want, seen)
+	}
+	newCap := max(size, min(want, m.limit))
 	buf := make([]byte, size, newCap)
 	copy(buf, m.buf)
 	m.buf = buf
@@ -232,6 +261,13 @@ func (m *ceilingMemory) Reallocate(size uint64) []byte {
 }
 
 func (m *ceilingMemory) Free() { m.buf = nil }
+
+// growCap is the capacity an allocation of size bytes reserves: size plus
+// a half, in whole 64 KiB pages.
+func growCap(size uint64) uint64 {
+	const page = 64 << 10
+	return (size + size/2 + page - 1) / page * page
+}
 
 var _ experimental.LinearMemory = (*ceilingMemory)(nil)
 

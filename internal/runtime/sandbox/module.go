@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -32,6 +33,9 @@ type Module struct {
 	host      *Host
 	compiled  wazero.CompiledModule
 	minMemory uint64
+	// grown is the largest linear memory an instance has reached (see
+	// ceilingMemory.Reallocate).
+	grown atomic.Uint64
 
 	// spares are instances that have served no tenant, ready for a
 	// tenant's first call (see spares.go). The first is the instance made
@@ -215,7 +219,7 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 		return nil, &failure{kind: ErrMemoryLimit,
 			detail: fmt.Sprintf("module needs %d bytes of memory at start, limit %d", m.minMemory, lim.MemoryBytes)}
 	}
-	mem := &ceilingMemory{limit: lim.MemoryBytes}
+	mem := &ceilingMemory{limit: lim.MemoryBytes, grown: &m.grown}
 	log := &guestLog{}
 	ictx, cancel := context.WithTimeout(ctx, lim.startTimeout())
 	defer cancel()

@@ -12,11 +12,12 @@ import (
 var ErrQuota = errors.New("quota exceeded")
 
 // Budget bounds one tenant's session state. Zero fields take
-// DefaultBudget's. Every store that keeps state in the plasmd process must
-// honour it; a networked store (Redis) keeps state outside the process and
-// may map it onto its own limits, but the contract is the same: at a budget
-// the tenant's oldest state goes first, and only a single value larger
-// than the whole budget is refused with ErrQuota.
+// DefaultBudget's. Every store honours it (Memory per process, Redis across
+// the replicas sharing it; TestBudgetContract): at a budget the tenant's
+// oldest state goes first (stored runs and pages in the order they were
+// stored, execute and logical sessions least recently used first), and
+// only a single value larger than the whole budget is refused with
+// ErrQuota.
 type Budget struct {
 	// RunBytes bounds the encoded size of the tenant's stored runs (the
 	// results and artifacts kept for r/N and canonical URIs).

@@ -46,6 +46,7 @@ type Redis struct {
 	retention   time.Duration
 	maxRunBytes int
 	onExpire    atomic.Pointer[func(Execute)]
+	budgets     budgets // redis_budget.go
 }
 
 // NewRedis returns a store on rdb whose execute sessions expire after ttl
@@ -91,17 +92,25 @@ func intentKey(intent string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// openLogical: KEYS pair, doc(new); ARGV new id, new doc, retention ms.
-// Returns the existing id, or creates the pair and the doc.
-var openLogical = redis.NewScript(`
+// openLogical: KEYS pair, doc(new); ARGV P, new id, new doc, retention
+// ms, logical budget, ledger ms. Returns the existing id (when its doc is
+// still there), or creates the pair and the doc, books the new session
+// and evicts the tenant's least recently used ones past its budget.
+var openLogical = budgetScript(`
 local id = redis.call('GET', KEYS[1])
-if id then
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if id and redis.call('EXISTS', P .. 'logical:' .. id) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
   return id
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-return ARGV[1]`)
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[4])
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+local now = nowMs()
+purge(now, 64)
+book('l', L_LOGICALS, ARGV[2], ARGV[4], now)
+redis.call('HSET', L_META, 'l:' .. ARGV[2], KEYS[1])
+evict(L_LOGICALS, tonumber(ARGV[5]), ARGV[2], dropLogical)
+keepLedger(ARGV[6], L_LOGICALS, L_DUE)
+return ARGV[2]`)
 
 func (r *Redis) OpenLogical(ctx context.Context, tenant, intent string) (Logical, error) {
 	l := Logical{ID: uuid.NewString(), Tenant: tenant, Intent: intent}
@@ -110,25 +119,28 @@ func (r *Redis) OpenLogical(ctx context.Context, tenant, intent string) (Logical
 		return Logical{}, err
 	}
 	id, err := openLogical.Run(ctx, r.rdb, []string{key(tenant, "pair", intentKey(intent)), key(tenant, "logical", l.ID)},
-		l.ID, doc, r.ms(r.retention)).Text()
+		prefix(tenant), l.ID, doc, r.ms(r.retention), r.budget(tenant).Logicals, r.ledgerMs()).Text()
 	if err != nil {
 		return Logical{}, r.wrap(err, "open logical")
 	}
 	if id == l.ID {
+		r.list(ctx, tenant)
 		return l, nil
 	}
 	return r.GetLogical(ctx, tenant, id)
 }
 
-// getTouch: KEYS doc; ARGV ms. GET and refresh the expiry.
-var getTouch = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if v then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return v`)
+// touchLogicalDoc returns a logical session's doc, refreshing its expiry
+// (and that of the tenant's keys in also) and its place in the budget's
+// eviction order; redis.Nil when gone.
+func (r *Redis) touchLogicalDoc(ctx context.Context, tenant, id string, also ...string) (string, error) {
+	return touchLogicalScript.Run(ctx, r.rdb, append([]string{key(tenant, "logical", id)}, also...),
+		prefix(tenant), id, r.ms(r.retention), r.ledgerMs()).Text()
+}
 
 func (r *Redis) GetLogical(ctx context.Context, tenant, id string) (Logical, error) {
 	var l Logical
-	b, err := getTouch.Run(ctx, r.rdb, []string{key(tenant, "logical", id)}, r.ms(r.retention)).Text()
+	b, err := r.touchLogicalDoc(ctx, tenant, id)
 	if errors.Is(err, redis.Nil) {
 		return l, fmt.Errorf("logical session %s: %w", id, ErrNotFound)
 	}
@@ -163,7 +175,8 @@ func (r *Redis) BindLogical(ctx context.Context, tenant, id string, b Binding) e
 }
 
 // refFor: KEYS refs hash, logical doc, transport index; ARGV logical id,
-// tenant, retention ms. Mints s<next> once per (transport, logical id).
+// tenant, retention ms, P, ledger ms. Mints s<next> once per (transport,
+// logical id) and counts as use of the logical session.
 var refFor = redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return false end
 local owner = redis.call('GET', KEYS[3])
@@ -177,11 +190,17 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
+local lz, meta = ARGV[4] .. 'budget:logicals', ARGV[4] .. 'budget:meta'
+if redis.call('ZSCORE', lz, ARGV[1]) then
+  redis.call('ZADD', lz, redis.call('HINCRBY', meta, 'seq', 1), ARGV[1])
+  redis.call('PEXPIRE', lz, ARGV[5])
+  redis.call('PEXPIRE', meta, ARGV[5])
+end
 return ref`)
 
 func (r *Redis) RefFor(ctx context.Context, transport, tenant, logicalID string) (string, error) {
 	ref, err := refFor.Run(ctx, r.rdb, []string{key(tenant, "refs", transport), key(tenant, "logical", logicalID), transportKey(transport)},
-		logicalID, tenant, r.ms(r.retention)).Text()
+		logicalID, tenant, r.ms(r.retention), prefix(tenant), r.ledgerMs()).Text()
 	if errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("logical session %s: %w", logicalID, ErrNotFound)
 	}
@@ -199,7 +218,12 @@ func (r *Redis) ResolveRef(ctx context.Context, transport, tenant, ref string) (
 	if err != nil {
 		return "", r.wrap(err, "resolve ref")
 	}
-	r.touch(ctx, key(tenant, "refs", transport), key(tenant, "logical", id))
+	// A ref outlives the session it names when a budget evicts it.
+	if _, err := r.touchLogicalDoc(ctx, tenant, id, key(tenant, "refs", transport)); errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("logical_session_ref %q: %w", ref, ErrNotFound)
+	} else if err != nil {
+		return "", r.wrap(err, "resolve ref")
+	}
 	return id, nil
 }
 
@@ -236,13 +260,20 @@ type known struct {
 	ReuseKey   string `json:"reuse_key"`
 }
 
-// putExecute: KEYS exec, known, reuse; ARGV doc, known doc, binding, ttl
-// ms, known ms.
-var putExecute = redis.NewScript(`
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[5])
-redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
-return 1`)
+// putExecute: KEYS exec, known, reuse; ARGV P, doc, known doc, binding,
+// ttl ms, known ms, ledger member, execute budget, ledger ms. Stores and
+// books the session, and evicts the tenant's least recently used others
+// past its budget (returned, for OnExpire).
+var putExecute = budgetScript(`
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[5])
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[6])
+redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
+local now = nowMs()
+purge(now, 64)
+book('e', L_EXECS, ARGV[7], ARGV[5], now)
+local gone = evict(L_EXECS, tonumber(ARGV[8]), ARGV[7], dropExec)
+keepLedger(ARGV[9], L_EXECS, L_DUE)
+return gone`)
 
 func (r *Redis) execKeys(tenant, ph, id string) (string, string) {
 	return key(tenant, "exec", ph, id), key(tenant, "known", ph, id)
@@ -258,23 +289,29 @@ func (r *Redis) PutExecute(ctx context.Context, e Execute) error {
 	}
 	kn, _ := json.Marshal(known{Tenant: e.Tenant, PromptHash: e.PromptHash, ID: e.ID, ReuseKey: e.ReuseKey})
 	ek, kk := r.execKeys(e.Tenant, e.PromptHash, e.ID)
-	err = putExecute.Run(ctx, r.rdb, []string{ek, kk, key(e.Tenant, "reuse", e.ReuseKey)},
-		doc, kn, e.PromptHash+"/"+e.ID, r.ms(r.ttl), r.ms(2*r.ttl)).Err()
-	if err != nil {
+	gone, err := putExecute.Run(ctx, r.rdb, []string{ek, kk, key(e.Tenant, "reuse", e.ReuseKey)},
+		prefix(e.Tenant), doc, kn, e.PromptHash+"/"+e.ID, r.ms(r.ttl), r.ms(2*r.ttl),
+		execMember(e.PromptHash, e.ID), r.budget(e.Tenant).Executes, r.ledgerMs()).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return r.wrap(err, "put execute")
 	}
+	r.list(ctx, e.Tenant)
 	r.watchExpiry(ctx, e.Tenant, e.PromptHash, e.ID)
+	r.reportEvicted(ctx, e.Tenant, gone)
 	return nil
 }
 
-// getExecute: KEYS exec, known; ARGV ttl ms, known ms. Returns the doc
-// (refreshing both expiries), or {known} when only the marker is left
+// getExecute: KEYS exec, known; ARGV P, ttl ms, known ms, ledger member,
+// ledger ms. Returns the doc (refreshing both expiries and its place in
+// the budget's eviction order), or {known} when only the marker is left
 // (deleting it: "expired" is said once), or nil.
-var getExecute = redis.NewScript(`
+var getExecute = budgetScript(`
 local v = redis.call('GET', KEYS[1])
 if v then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  redis.call('ZADD', L_EXECS, 'XX', order(), ARGV[4])
+  keepLedger(ARGV[5], L_EXECS, L_DUE)
   return {1, v}
 end
 local k = redis.call('GET', KEYS[2])
@@ -286,7 +323,8 @@ return false`)
 
 func (r *Redis) GetExecute(ctx context.Context, tenant, promptHash, id string) (Execute, error) {
 	ek, kk := r.execKeys(tenant, promptHash, id)
-	res, err := getExecute.Run(ctx, r.rdb, []string{ek, kk}, r.ms(r.ttl), r.ms(2*r.ttl)).Slice()
+	res, err := getExecute.Run(ctx, r.rdb, []string{ek, kk}, prefix(tenant), r.ms(r.ttl), r.ms(2*r.ttl),
+		execMember(promptHash, id), r.ledgerMs()).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrNotFound)
 	}
@@ -342,37 +380,48 @@ func (r *Redis) NextSeq(ctx context.Context, tenant, scope, counter string) (int
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, r.wrap(err, "next seq")
 	}
-	r.touch(ctx, key(tenant, "logical", scope))
+	_, _ = r.touchLogicalDoc(ctx, tenant, scope) // best effort, as touch
 	return int(n.Val()), nil
 }
 
-// putRun: KEYS doc, per-execute zset, per-scope index hash; ARGV doc, n,
-// run id, ref "ph|sid|run", retention ms, max runs, run key prefix.
-// Stores the run, indexes it, and drops the oldest beyond the cap (its
-// document too, which shares the tenant's hash slot), atomically.
-var putRun = redis.NewScript(`
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[5])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
-local max = tonumber(ARGV[6])
-if redis.call('HLEN', KEYS[3]) > max then
-  local ns = redis.call('HKEYS', KEYS[3])
+// putRun: KEYS doc, per-execute zset, per-scope index hash; ARGV P, doc,
+// n, run id, ref "ph|sid|rid", retention ms, max runs per scope, size,
+// scope, run byte budget, run count budget, ledger ms. Makes room under
+// the tenant's budgets by evicting its oldest runs, stores the run,
+// indexes and books it, and drops the scope's oldest beyond the per-scope
+// cap (its document too, which shares the tenant's hash slot),
+// atomically. Returns how many runs the budget evicted.
+var putRun = budgetScript(`
+local now = nowMs()
+purge(now, 64)
+local ref, n, size, scope = ARGV[5], ARGV[3], tonumber(ARGV[8]), ARGV[9]
+unbook('r', ref) -- a run stored again is booked again, as the newest
+local evicted = admitRun(size, tonumber(ARGV[10]), tonumber(ARGV[11]))
+-- A different run under the same r/N would otherwise be unreachable by
+-- index yet still counted.
+local prev = redis.call('HGET', KEYS[3], n)
+if prev and prev ~= ref then dropRun(prev) end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[6])
+redis.call('ZADD', KEYS[2], n, ARGV[4])
+redis.call('HSET', KEYS[3], n, ref)
+redis.call('HSET', L_META, 'r:' .. ref, size .. '|' .. scope .. '|' .. n)
+redis.call('HINCRBY', L_META, 'bytes', size)
+book('r', L_RUNS, ref, ARGV[6], now)
+if redis.call('HLEN', KEYS[3]) > tonumber(ARGV[7]) then
   local lo = nil
-  for _, n in ipairs(ns) do
-    local v = tonumber(n)
+  for _, f in ipairs(redis.call('HKEYS', KEYS[3])) do
+    local v = tonumber(f)
     if lo == nil or v < lo then lo = v end
   end
   local old = redis.call('HGET', KEYS[3], tostring(lo))
   redis.call('HDEL', KEYS[3], tostring(lo))
-  local ph, sid, rid = string.match(old, '^([^|]*)|([^|]*)|(.*)$')
-  if rid then
-    redis.call('DEL', ARGV[7] .. ph .. ':' .. sid .. ':' .. rid)
-    redis.call('ZREM', KEYS[2], rid)
-  end
+  if old then dropRun(old) end
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
-return 1`)
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('PEXPIRE', KEYS[3], ARGV[6])
+touchLogical(scope, ARGV[6])
+keepLedger(ARGV[12], L_RUNS, L_DUE, L_LOGICALS)
+return evicted`)
 
 func runKeyOf(tenant, ph, sid, runID string) string { return key(tenant, "run", ph, sid, runID) }
 
@@ -381,17 +430,22 @@ func (r *Redis) PutRun(ctx context.Context, run Run) error {
 	if err != nil {
 		return fmt.Errorf("session store: encode: %w", err)
 	}
+	bud := r.budget(run.Tenant)
+	if int64(len(doc)) > bud.RunBytes {
+		return quotaErr(len(doc), bud)
+	}
 	if len(doc) > r.maxRunBytes {
 		return fmt.Errorf("run %s is %d bytes, cap %d: %w", run.RunID, len(doc), r.maxRunBytes, ErrTooLarge)
 	}
 	scope := runScope(&run)
 	err = putRun.Run(ctx, r.rdb,
 		[]string{runKeyOf(run.Tenant, run.PromptHash, run.SessionID, run.RunID), key(run.Tenant, "runs", run.PromptHash, run.SessionID), key(run.Tenant, "runidx", scope)},
-		doc, run.N, run.RunID, run.PromptHash+"|"+run.SessionID+"|"+run.RunID, r.ms(r.retention), MaxRunsPerScope, key(run.Tenant, "run", "")).Err()
+		prefix(run.Tenant), doc, run.N, run.RunID, run.PromptHash+"|"+run.SessionID+"|"+run.RunID, r.ms(r.retention), MaxRunsPerScope,
+		len(doc), scope, bud.RunBytes, bud.Runs, r.ledgerMs()).Err()
 	if err != nil {
 		return r.wrap(err, "put run")
 	}
-	r.touch(ctx, key(run.Tenant, "logical", scope))
+	r.list(ctx, run.Tenant)
 	return nil
 }
 
@@ -452,21 +506,38 @@ func (r *Redis) ListRuns(ctx context.Context, tenant, promptHash, sessionID stri
 	return out, nil
 }
 
-// putPage: KEYS hash; ARGV n, doc, retention ms, max pages.
-var putPage = redis.NewScript(`
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local old = tonumber(ARGV[1]) - tonumber(ARGV[4])
-if old > 0 then redis.call('HDEL', KEYS[1], tostring(old)) end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`)
+// putPage: KEYS hash; ARGV P, n, doc, retention ms, max pages per scope,
+// scope, page budget, ledger ms. Stores and books the page, drops the
+// scope's page beyond the per-scope cap and evicts the tenant's oldest
+// pages past its budget.
+var putPage = budgetScript(`
+local now = nowMs()
+purge(now, 64)
+local scope, n = ARGV[6], ARGV[2]
+redis.call('HSET', KEYS[1], n, ARGV[3])
+local old = tonumber(n) - tonumber(ARGV[5])
+if old > 0 then dropPage(scope .. SEP .. string.format('%d', old)) end
+local m = scope .. SEP .. n
+if not redis.call('ZSCORE', L_PAGES, m) then redis.call('ZADD', L_PAGES, order(), m) end
+redis.call('ZADD', L_DUE, now + tonumber(ARGV[4]), 'p' .. m)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local gone = evict(L_PAGES, tonumber(ARGV[7]), nil, dropPage)
+touchLogical(scope, ARGV[4])
+keepLedger(ARGV[8], L_PAGES, L_DUE, L_LOGICALS)
+return #gone`)
 
 func (r *Redis) PutPage(ctx context.Context, p Page) error {
 	doc, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("session store: encode: %w", err)
 	}
-	err = putPage.Run(ctx, r.rdb, []string{key(p.Tenant, "pages", p.Scope)}, p.N, doc, r.ms(r.retention), MaxPagesPerScope).Err()
-	return r.wrap(err, "put page")
+	err = putPage.Run(ctx, r.rdb, []string{key(p.Tenant, "pages", p.Scope)}, prefix(p.Tenant), p.N, doc, r.ms(r.retention),
+		MaxPagesPerScope, p.Scope, r.budget(p.Tenant).Pages, r.ledgerMs()).Err()
+	if err != nil {
+		return r.wrap(err, "put page")
+	}
+	r.list(ctx, p.Tenant)
+	return nil
 }
 
 func (r *Redis) GetPage(ctx context.Context, tenant, scope string, n int) (Page, error) {
