@@ -15,6 +15,7 @@ import (
 	"github.com/plasmd/plasmd/internal/engine/decode"
 	"github.com/plasmd/plasmd/internal/engine/lang"
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/request"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/internal/model/tape"
 )
@@ -114,6 +115,17 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		return e.ok(r)
 	case abi.ExportDecodeSpec:
 		return e.decodeSpec(in)
+	case abi.ExportTemplate:
+		var req abi.TemplateRequest
+		if err := abi.Unmarshal(in, &req); err != nil {
+			return e.fail(badRequest(export, err))
+		}
+		cat, aerr := e.catalog(req.EntryID)
+		if aerr != nil {
+			return e.fail(aerr)
+		}
+		t, reason := cml.Template(cat, req.Capability)
+		return e.ok(request.Answer{Template: t, Reason: reason})
 	case abi.ExportDecode:
 		header, body, err := abi.SplitFrame(in)
 		if err != nil {

@@ -55,6 +55,9 @@ func planProgram(n uint32) uint64 { return handle(abi.ExportPlan, n) }
 //go:wasmexport plasm_compile
 func compileRequest(n uint32) uint64 { return handle(abi.ExportCompile, n) }
 
+//go:wasmexport plasm_template
+func templateRequest(n uint32) uint64 { return handle(abi.ExportTemplate, n) }
+
 //go:wasmexport plasm_decode
 func decodeResponse(n uint32) uint64 { return handle(abi.ExportDecode, n) }
 

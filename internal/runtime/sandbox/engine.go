@@ -11,6 +11,7 @@ import (
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
+	"github.com/plasmd/plasmd/internal/model/request"
 	"github.com/plasmd/plasmd/internal/model/tape"
 )
 
@@ -21,12 +22,15 @@ import (
 // catalogs or plans; vendor modules use a pool directly.
 type Engine struct {
 	*Tenant
-	specs *specCache // extraction specs by catalog digest (decodespec.go)
+	specs     *specCache // extraction specs by catalog digest (decodespec.go)
+	templates *templates // request templates by catalog digest (template.go)
 }
 
 // NewEngine returns the engine client over pool, whose module must be the
 // standard engine.
-func NewEngine(pool *Tenant) *Engine { return &Engine{Tenant: pool, specs: &specCache{}} }
+func NewEngine(pool *Tenant) *Engine {
+	return &Engine{Tenant: pool, specs: &specCache{}, templates: &templates{m: map[templateKey]*request.Template{}}}
+}
 
 // SetCatalogs replaces the catalogs every instance holds (see
 // Tenant.SetLoads for when they are loaded and retired).
@@ -84,8 +88,13 @@ func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbol
 	return &p, nil
 }
 
-// Compile builds the backend request of one capability call.
+// Compile builds the backend request of one capability call: filled
+// natively from the capability's template when the engine made one and
+// the call's values fit it, else compiled in the guest.
 func (e *Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
+	if r, ok := e.template(ctx, req.EntryID, req.Capability).Fill(req.Vars); ok {
+		return r, nil
+	}
 	var r abi.CompiledRequest
 	if err := e.jsonCall(ctx, abi.ExportCompile, []string{req.EntryID}, req, &r); err != nil {
 		return nil, err

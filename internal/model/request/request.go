@@ -1,0 +1,341 @@
+// Package request holds request templates: the part of a capability's
+// wire request that does not depend on the call, compiled once per
+// capability by the engine in the guest, with holes the host fills from a
+// call's variables natively.
+//
+// A template is data, not catalog logic: the engine decides (inside the
+// sandbox) which capabilities a template can express exactly and renders
+// every constant part; the host only substitutes scalar values into path
+// segments and query parameters with fixed escaping rules. Anything the
+// filler cannot reproduce byte for byte (a non-scalar or unusual value, an
+// absent path variable, an oversized value) makes Fill decline, and the
+// caller then compiles the call in the guest as before, which also owns
+// every error message. Fill never produces a request the guest's compiler
+// would not: the differential test in internal/engine/cml compares the two
+// over every capability of the demo and plasmforms catalogs.
+package request
+
+import (
+	"encoding/json"
+	"math"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+// MaxFill bounds the bytes of variable values one Fill substitutes; a
+// larger call goes to the guest, whose compiler enforces its own output
+// budget and reports it.
+const MaxFill = 64 << 10
+
+// Template is one capability's request with holes.
+type Template struct {
+	Method string `json:"method"`
+	// Base is the backend URL the path is appended to, without query,
+	// fragment or trailing slashes.
+	Base string    `json:"base"`
+	Path []Segment `json:"path,omitempty"`
+	// BaseQuery is the query string the backend URL carried, kept in
+	// front of the mapping's parameters.
+	BaseQuery string  `json:"base_query,omitempty"`
+	Query     []Param `json:"query,omitempty"`
+	// Headers are rendered and sorted already (they may not depend on the
+	// call).
+	Headers [][2]string        `json:"headers,omitempty"`
+	Auth    *abi.AuthDirective `json:"auth,omitempty"`
+	// IDVar is the mapping's id variable: it takes the call's id when the
+	// call gives it no value of its own.
+	IDVar string `json:"id_var,omitempty"`
+}
+
+// Answer is the engine's answer to abi.ExportTemplate: the template, or
+// why there is none (exactly one is set).
+type Answer struct {
+	Template *Template `json:"template,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// Segment is one path segment: Lit written as is, or the value of Var
+// escaped as a single segment and followed by Suffix (already escaped).
+type Segment struct {
+	Lit    string `json:"lit,omitempty"`
+	Var    string `json:"var,omitempty"`
+	Suffix string `json:"suffix,omitempty"`
+}
+
+// Param is one query parameter: the constant Value, or the value of Var,
+// omitted when the variable is absent or null.
+type Param struct {
+	Key   string `json:"key"`
+	Var   string `json:"var,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// Fill renders the request of a call with vars (the call's variables as
+// the host holds them). ok is false when the template cannot render this
+// call exactly; the caller then compiles it in the guest.
+func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool) {
+	if t == nil {
+		return nil, false
+	}
+	// Every variable crosses the ABI on the guest path, used or not: a
+	// call the host could not encode, or one too large to send, fails
+	// there, so it must not succeed here.
+	budget := MaxFill
+	for _, v := range vars {
+		if budget = encodable(v, budget, 0); budget < 0 {
+			return nil, false
+		}
+	}
+	budget = MaxFill
+	var b strings.Builder
+	b.WriteString(t.Base)
+	for _, s := range t.Path {
+		b.WriteByte('/')
+		if s.Var == "" {
+			b.WriteString(s.Lit)
+			continue
+		}
+		text, ok := scalar(t.lookup(vars, s.Var))
+		if !ok || text == "" {
+			return nil, false // absent, empty or not a plain scalar: the guest says why
+		}
+		if budget -= len(text); budget < 0 {
+			return nil, false
+		}
+		b.WriteString(PathSegment(text))
+		b.WriteString(s.Suffix)
+	}
+	pairs := make([][2]string, 0, len(t.Query))
+	for _, p := range t.Query {
+		if p.Var == "" {
+			pairs = append(pairs, [2]string{p.Key, p.Value})
+			continue
+		}
+		v := t.lookup(vars, p.Var)
+		if v == nil {
+			continue
+		}
+		text, ok := scalar(v)
+		if !ok {
+			return nil, false
+		}
+		if budget -= len(text); budget < 0 {
+			return nil, false
+		}
+		pairs = append(pairs, [2]string{p.Key, text})
+	}
+	q := EncodeForm(pairs)
+	switch {
+	case t.BaseQuery != "" && q != "":
+		q = t.BaseQuery + "&" + q
+	case t.BaseQuery != "":
+		q = t.BaseQuery
+	}
+	if q != "" {
+		b.WriteByte('?')
+		b.WriteString(q)
+	}
+	out := &abi.CompiledRequest{Method: t.Method, URL: b.String(), Auth: t.Auth}
+	if len(t.Headers) > 0 {
+		out.Headers = append([][2]string(nil), t.Headers...)
+	}
+	if t.Auth != nil {
+		a := *t.Auth
+		a.Scopes = append([]string(nil), t.Auth.Scopes...)
+		if len(a.Scopes) == 0 {
+			a.Scopes = nil
+		}
+		out.Auth = &a
+	}
+	return out, true
+}
+
+// lookup is the value of name in a call, with the id-variable rule of the
+// compiler: the id variable takes the call's id when the call has no entry
+// of that name at all.
+func (t *Template) lookup(vars map[string]any, name string) any {
+	v, has := vars[name]
+	if !has && name == t.IDVar && t.IDVar != "" {
+		return vars["id"]
+	}
+	return v
+}
+
+// scalar is the text the guest's compiler would write for v after v
+// crossed the ABI as JSON (numbers arrive as json.Number). Only values
+// whose text is certain are accepted: valid UTF-8 strings (JSON would
+// replace invalid bytes), booleans, and integers exactly representable in
+// an int64 and in a float64. Everything else declines.
+func scalar(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		if !utf8.ValidString(t) {
+			return "", false
+		}
+		return t, true
+	case bool:
+		return strconv.FormatBool(t), true
+	case int:
+		return strconv.FormatInt(int64(t), 10), true
+	case int32:
+		return strconv.FormatInt(int64(t), 10), true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case float64:
+		if t != math.Trunc(t) || math.Abs(t) > 1<<53 {
+			return "", false
+		}
+		return strconv.FormatInt(int64(t), 10), true
+	case json.Number:
+		if !plainInteger(string(t)) {
+			return "", false
+		}
+		i, err := strconv.ParseInt(string(t), 10, 64)
+		if err != nil {
+			return "", false
+		}
+		return strconv.FormatInt(i, 10), true
+	}
+	return "", false
+}
+
+// encodable charges v's approximate encoded size to budget and returns
+// what is left, or -1 when v is not plain JSON data (a value encoding/json
+// refuses, such as an invalid json.Number or a NaN, or a type this check
+// does not know) or is nested too deeply.
+func encodable(v any, budget, depth int) int {
+	const maxDepth = 32
+	if depth > maxDepth || budget < 0 {
+		return -1
+	}
+	budget -= 8
+	switch t := v.(type) {
+	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+	case string:
+		budget -= len(t)
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return -1
+		}
+	case float32:
+		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+			return -1
+		}
+	case json.Number:
+		if !jsonNumber(string(t)) {
+			return -1
+		}
+		budget -= len(t)
+	case []any:
+		for _, e := range t {
+			if budget = encodable(e, budget, depth+1); budget < 0 {
+				return -1
+			}
+		}
+	case map[string]any:
+		for k, e := range t {
+			budget -= len(k)
+			if budget = encodable(e, budget, depth+1); budget < 0 {
+				return -1
+			}
+		}
+	default:
+		return -1
+	}
+	return budget
+}
+
+// jsonNumber reports whether s is a number in JSON's grammar, which is
+// what encoding/json requires of a json.Number it encodes.
+func jsonNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	digits := func() int {
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		d := n
+		s = s[n:]
+		return d
+	}
+	switch {
+	case s == "":
+		return false
+	case s[0] == '0':
+		s = s[1:]
+	case s[0] >= '1' && s[0] <= '9':
+		digits()
+	default:
+		return false
+	}
+	if strings.HasPrefix(s, ".") {
+		s = s[1:]
+		if digits() == 0 {
+			return false
+		}
+	}
+	if s != "" && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if s != "" && (s[0] == '+' || s[0] == '-') {
+			s = s[1:]
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return s == ""
+}
+
+// plainInteger reports whether s is a JSON integer with no exponent,
+// fraction or leading zeros.
+func plainInteger(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		s = s[1:]
+	}
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// PathSegment escapes one path variable. url.PathEscape leaves "." and
+// ".." alone, and a server or proxy normalising the path would then climb
+// out of the segment ("items/../admin"); dot segments are percent-encoded
+// so a value can only ever name itself.
+func PathSegment(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
+}
+
+// EncodeForm encodes key/value pairs with url.Values semantics: keys
+// sorted, repeated keys keeping their relative order.
+func EncodeForm(ps [][2]string) string {
+	sorted := make([][2]string, len(ps))
+	copy(sorted, ps)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i][0] < sorted[j][0] })
+	var b strings.Builder
+	for i, p := range sorted {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(p[0]))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(p[1]))
+	}
+	return b.String()
+}

@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
+)
+
+// exportCounter counts guest calls by export.
+type exportCounter struct {
+	NopObserver
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *exportCounter) CallDone(_, export, _ string, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[export]++
+}
+
+func (c *exportCounter) count(export string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[export]
+}
+
+// TestCompileUsesTemplate checks, through the committed engine module,
+// that a templated capability is asked for its template once and then
+// compiled without entering the guest, that the result is the guest
+// compiler's own request, and that calls the template cannot express (a
+// non-scalar id, a paginated query) still compile in the guest.
+func TestCompileUsesTemplate(t *testing.T) {
+	ctx := context.Background()
+	obs := &exportCounter{n: map[string]int{}}
+	h, err := New(ctx, Config{CacheDir: testCacheDir, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	m, err := h.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := NewEngine(h.Tenant("tpl", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: DefaultLimits()}))
+	defer eng.Close()
+
+	get := func(id any) *abi.CompileRequest {
+		return &abi.CompileRequest{EntryID: "tracker", Capability: "issue_get", Vars: map[string]any{"id": id}}
+	}
+	for i, id := range []any{"iss-1", "a/b", json.Number("7"), "iss-1"} {
+		got, err := eng.Compile(ctx, get(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want abi.CompiledRequest
+		if err := eng.jsonCall(ctx, abi.ExportCompile, []string{"tracker"}, get(id), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, &want) {
+			t.Errorf("call %d: template %+v, guest %+v", i, got, &want)
+		}
+	}
+	if n := obs.count(abi.ExportTemplate); n != 1 {
+		t.Errorf("%d template calls for one capability, want 1", n)
+	}
+	if n := obs.count(abi.ExportCompile); n != 4 { // only the comparisons above
+		t.Errorf("%d guest compiles, want the 4 comparison calls only", n)
+	}
+
+	// A list id is not a template value: the guest compiles and refuses.
+	if _, err := eng.Compile(ctx, get([]any{"x"})); err == nil {
+		t.Error("a list id compiled")
+	}
+	if _, err := eng.Compile(ctx, &abi.CompileRequest{EntryID: "tracker", Capability: "issue_query", Vars: map[string]any{"status": "open"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := obs.count(abi.ExportCompile); n != 6 {
+		t.Errorf("%d guest compiles, want 6 (the refused list id and the paginated query)", n)
+	}
+}
