@@ -39,16 +39,22 @@ func New() *Engine {
 
 // symbolMap returns the map in payload, decoding it only when digest is
 // new to this instance. An empty payload means no symbols (wire names only).
-func (e *Engine) symbolMap(digest string, payload []byte) (*symbol.Map, error) {
-	if len(payload) == 0 {
-		return nil, nil
-	}
+// A digest with no payload names a map the host expects this instance to
+// hold; when it does not, the answer is abi.CodeSymbolsUnknown and the
+// host sends the map.
+func (e *Engine) symbolMap(digest string, payload []byte) (*symbol.Map, *abi.Error) {
 	if m, ok := e.symbols[digest]; ok && digest != "" {
 		return m, nil
 	}
+	if len(payload) == 0 {
+		if digest != "" {
+			return nil, &abi.Error{Code: abi.CodeSymbolsUnknown, Message: "plasm_plan: symbol map " + digest + " is not held by this instance; send it"}
+		}
+		return nil, nil
+	}
 	m := &symbol.Map{}
 	if err := json.Unmarshal(payload, m); err != nil {
-		return nil, fmt.Errorf("symbol map: %w", err)
+		return nil, badRequest(abi.ExportPlan, fmt.Errorf("symbol map: %w", err))
 	}
 	if digest != "" {
 		if len(e.symbols) >= maxSymbolMaps {
@@ -86,11 +92,12 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 			return e.fail(badRequest(export, err))
 		}
 		var req abi.PlanRequest
-		if err := abi.Unmarshal(header, &req); err != nil {
+		if err := abi.ParsePlanHeader(header, &req); err != nil {
 			return e.fail(badRequest(export, err))
 		}
-		if req.Symbols, err = e.symbolMap(req.SymbolsDigest, payload); err != nil {
-			return e.fail(badRequest(export, err))
+		var aerr *abi.Error
+		if req.Symbols, aerr = e.symbolMap(req.SymbolsDigest, payload); aerr != nil {
+			return e.fail(aerr)
 		}
 		p, aerr := lang.Plan(&req, e.catalogs)
 		if aerr != nil {

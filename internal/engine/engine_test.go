@@ -247,14 +247,25 @@ func TestPlanSymbolMapCache(t *testing.T) {
 	if _, cached := e.symbols[""]; cached {
 		t.Fatal("map without a digest was cached")
 	}
-	// Empty payload means no symbols, even under a cached digest.
-	ok, body := planWith(t, e, "d-good", nil, `e1("a1")`)
+	// A digest without a payload names a held map: resolved from the cache
+	// (the host sends only digests once an instance holds the map).
+	if ok, body := planWith(t, e, "d-good", nil, `e1("a1")`); !ok {
+		t.Fatalf("digest-only request did not use the held map: %s", body)
+	}
+	// An unknown digest without a payload asks the host for the map.
+	ok, body := planWith(t, e, "d-unknown", nil, `e1("a1")`)
 	if ok {
-		t.Fatalf("empty payload still resolved symbols: %s", body)
+		t.Fatalf("unknown digest without a map planned: %s", body)
 	}
 	var ae abi.Error
-	if err := json.Unmarshal(body, &ae); err != nil || ae.Code != abi.CodeUnknownEntity {
-		t.Fatalf("empty payload error = %s", body)
+	if err := json.Unmarshal(body, &ae); err != nil || ae.Code != abi.CodeSymbolsUnknown {
+		t.Fatalf("unknown digest error = %s", body)
+	}
+	// No digest and no payload means no symbols.
+	if ok, body := planWith(t, e, "", nil, `e1("a1")`); ok {
+		t.Fatalf("no symbols still resolved e1: %s", body)
+	} else if err := json.Unmarshal(body, &ae); err != nil || ae.Code != abi.CodeUnknownEntity {
+		t.Fatalf("no-symbols error = %s", body)
 	}
 	// Wire names work with no symbols at all.
 	if ok, body := planWith(t, e, "", nil, `Item("a1")`); !ok {

@@ -70,19 +70,22 @@ func (e *Engine) Plan(ctx context.Context, req *abi.PlanRequest) (*plan.Plan, er
 // PlanWith plans req with the symbol map already encoded in sym, which
 // replaces req.Symbols; nil means wire names only.
 func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbols) (*plan.Plan, error) {
+	// The header is binary (no JSON decoding in the guest) and names the
+	// symbol map by digest only: an instance keeps the maps it decoded, so
+	// the map itself travels only when the instance answers that it does
+	// not hold it.
 	head := *req
 	head.Symbols = nil
 	head.SymbolsDigest = sym.Digest()
-	var symbols []byte
-	if sym != nil {
-		symbols = sym.json
-	}
-	frame, err := abi.AppendFrame(nil, &head, nil)
-	if err != nil {
-		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode plan request: " + err.Error()}
-	}
+	frame := abi.AppendFrameRaw(nil, abi.AppendPlanHeader(nil, &head), nil)
 	var p plan.Plan
-	if err := e.Tenant.do(ctx, abi.ExportPlan, needsOf(req.Entries), frame, symbols, func(b []byte) error { return abi.Unmarshal(b, &p) }); err != nil {
+	use := func(b []byte) error { return abi.Unmarshal(b, &p) }
+	err := e.Tenant.do(ctx, abi.ExportPlan, needsOf(req.Entries), frame, nil, use)
+	if ae, ok := err.(*abi.Error); ok && ae.Code == abi.CodeSymbolsUnknown && sym != nil {
+		p = plan.Plan{}
+		err = e.Tenant.do(ctx, abi.ExportPlan, needsOf(req.Entries), frame, sym.json, use)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &p, nil
