@@ -32,8 +32,8 @@ func Template(cat *catalog.Catalog, capability string) (t *request.Template, rea
 		return nil, "the call's input object is built by the compiler"
 	case m.Transport != "" && m.Transport != TransportHTTP:
 		return nil, "transport " + m.Transport
-	case m.Pagination != nil:
-		return nil, "paginated"
+	case m.Pagination != nil && Location(m) != LocQuery:
+		return nil, "paginated outside the query string"
 	case m.Body != nil:
 		return nil, "has a body"
 	case compoundScope(cat, cp):
@@ -61,6 +61,12 @@ func Template(cat *catalog.Catalog, capability string) (t *request.Template, rea
 	if t.Query, reason = templateQuery(m.Query); reason != "" {
 		return nil, reason
 	}
+	if m.Pagination != nil {
+		t.Paginated = true
+		if t.Paging, reason = templatePaging(m.Pagination); reason != "" {
+			return nil, reason
+		}
+	}
 	if !constant(m.Headers) {
 		return nil, "headers depend on the call"
 	}
@@ -71,6 +77,28 @@ func Template(cat *catalog.Catalog, capability string) (t *request.Template, rea
 		return nil, "auth: " + err.Error()
 	}
 	return t, ""
+}
+
+// templatePaging lists a query-located mapping's paging parameters in
+// ParamNames order, with the values PageState forces.
+func templatePaging(p *catalog.Pagination) ([]request.PageParam, string) {
+	var out []request.PageParam
+	for _, name := range ParamNames(p) {
+		pp := p.Params[name]
+		switch {
+		case pp.Fixed != nil:
+			text, ok, err := scalarText(pp.Fixed)
+			if err != nil || !ok {
+				return nil, fmt.Sprintf("paging parameter %q is not a scalar", name)
+			}
+			out = append(out, request.PageParam{Name: name, Kind: request.PageFixed, Value: pp.Fixed, Text: text})
+		case pp.Counter != nil:
+			out = append(out, request.PageParam{Name: name, Kind: request.PageCounter, Value: *pp.Counter})
+		default:
+			out = append(out, request.PageParam{Name: name, Kind: request.PageState})
+		}
+	}
+	return out, ""
 }
 
 // compoundScope reports whether splatScope could rewrite a call of cp.

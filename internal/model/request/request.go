@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,27 @@ type Template struct {
 	// IDVar is the mapping's id variable: it takes the call's id when the
 	// call gives it no value of its own.
 	IDVar string `json:"id_var,omitempty"`
+	// Paginated says the mapping pages with query parameters; Paging lists
+	// them in the compiler's order.
+	Paginated bool        `json:"paginated,omitempty"`
+	Paging    []PageParam `json:"paging,omitempty"`
+}
+
+// Paging parameter kinds.
+const (
+	PageFixed   = "fixed"   // always Value
+	PageCounter = "counter" // Value (the start) unless the page state has one
+	PageState   = "state"   // only what the page state carries
+)
+
+// PageParam is one query paging parameter. Value is the catalog's value
+// as it crossed the ABI (a json.Number, string or bool); Text is how the
+// compiler writes it in a query.
+type PageParam struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Value any    `json:"value,omitempty"`
+	Text  string `json:"text,omitempty"`
 }
 
 // Answer is the engine's answer to abi.ExportTemplate: the template, or
@@ -76,9 +98,10 @@ type Param struct {
 }
 
 // Fill renders the request of a call with vars (the call's variables as
-// the host holds them). ok is false when the template cannot render this
+// the host holds them) and page (the paging state of a continuation, nil
+// for a first page). ok is false when the template cannot render this
 // call exactly; the caller then compiles it in the guest.
-func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool) {
+func (t *Template) Fill(vars, page map[string]any) (req *abi.CompiledRequest, ok bool) {
 	if t == nil {
 		return nil, false
 	}
@@ -86,10 +109,16 @@ func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool)
 	// call the host could not encode, or one too large to send, fails
 	// there, so it must not succeed here.
 	budget := MaxFill
-	for _, v := range vars {
-		if budget = encodable(v, budget, 0); budget < 0 {
-			return nil, false
+	for _, m := range []map[string]any{vars, page} {
+		for _, v := range m {
+			if budget = encodable(v, budget, 0); budget < 0 {
+				return nil, false
+			}
 		}
+	}
+	state, ok := t.pageState(page)
+	if !ok {
+		return nil, false
 	}
 	budget = MaxFill
 	var b strings.Builder
@@ -100,7 +129,11 @@ func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool)
 			b.WriteString(s.Lit)
 			continue
 		}
-		text, ok := scalar(t.lookup(vars, s.Var))
+		v := t.lookup(vars, s.Var)
+		if v == nil {
+			v = state[s.Var] // a path variable the page state carries
+		}
+		text, ok := scalar(v)
 		if !ok || text == "" {
 			return nil, false // absent, empty or not a plain scalar: the guest says why
 		}
@@ -117,6 +150,9 @@ func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool)
 			continue
 		}
 		v := t.lookup(vars, p.Var)
+		if sv, ok := state[p.Var]; ok && p.Var != NextURLKey {
+			v = sv // the compiler's environment: page state over variables
+		}
 		if v == nil {
 			continue
 		}
@@ -128,6 +164,21 @@ func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool)
 			return nil, false
 		}
 		pairs = append(pairs, [2]string{p.Key, text})
+	}
+	// Paging parameters replace (or join) the mapping's keys of that name.
+	for _, p := range t.Paging {
+		v := state[p.Name]
+		if v == nil {
+			continue
+		}
+		text, ok := p.Text, p.Kind == PageFixed // forced: the compiler's own text
+		if !ok {
+			if text, ok = scalar(v); !ok {
+				return nil, false
+			}
+		}
+		pairs = slices.DeleteFunc(pairs, func(kv [2]string) bool { return kv[0] == p.Name })
+		pairs = append(pairs, [2]string{p.Name, text})
 	}
 	q := EncodeForm(pairs)
 	switch {
@@ -141,6 +192,9 @@ func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool)
 		b.WriteString(q)
 	}
 	out := &abi.CompiledRequest{Method: t.Method, URL: b.String(), Auth: t.Auth}
+	if len(state) > 0 {
+		out.Page = state
+	}
 	if len(t.Headers) > 0 {
 		out.Headers = append([][2]string(nil), t.Headers...)
 	}
@@ -153,6 +207,52 @@ func (t *Template) Fill(vars map[string]any) (req *abi.CompiledRequest, ok bool)
 		out.Auth = &a
 	}
 	return out, true
+}
+
+// NextURLKey is the page-state key of a next-page URL; the compiler never
+// reads it as a variable.
+const NextURLKey = "next_url"
+
+// pageState is the paging state the compiler would use: a copy of page
+// with fixed parameters forced and missing counters started. Page values
+// must be ones that cross the ABI unchanged (null, valid strings,
+// booleans, json.Number); anything else declines. Nil for a mapping
+// without pagination, which ignores page.
+func (t *Template) pageState(page map[string]any) (map[string]any, bool) {
+	if !t.Paginated {
+		return nil, true
+	}
+	state := make(map[string]any, len(page)+len(t.Paging))
+	for k, v := range page {
+		switch x := v.(type) {
+		case nil, bool:
+		case string:
+			if !utf8.ValidString(x) {
+				return nil, false
+			}
+		case json.Number:
+			if !jsonNumber(string(x)) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+		state[k] = v
+	}
+	for _, p := range t.Paging {
+		switch p.Kind {
+		case PageFixed:
+			state[p.Name] = p.Value
+		case PageCounter:
+			if v, ok := state[p.Name]; !ok || v == nil {
+				state[p.Name] = p.Value
+			}
+		case PageState:
+		default:
+			return nil, false
+		}
+	}
+	return state, true
 }
 
 // lookup is the value of name in a call, with the id-variable rule of the

@@ -47,6 +47,7 @@ func cornerCatalog() *catalog.Catalog {
 		}
 		return e
 	}
+	start := int64(10)
 	return &catalog.Catalog{
 		EntryID: "corner", HTTPBackend: "https://api.example.com/v2/?key=fixed&z=1",
 		Auth: catalog.Auth{Scheme: "api_key_query", Param: "api_key", Env: "CORNER_KEY"},
@@ -55,6 +56,8 @@ func cornerCatalog() *catalog.Catalog {
 			"thing_query":  {Name: "thing_query", Kind: catalog.KindQuery, Entity: "Thing"},
 			"thing_delete": {Name: "thing_delete", Kind: catalog.KindDelete, Entity: "Thing"},
 			"thing_fmt":    {Name: "thing_fmt", Kind: catalog.KindQuery, Entity: "Thing"},
+			"thing_pages":  {Name: "thing_pages", Kind: catalog.KindQuery, Entity: "Thing"},
+			"thing_links":  {Name: "thing_links", Kind: catalog.KindQuery, Entity: "Thing"},
 		},
 		Mappings: map[string]*catalog.Mapping{
 			"thing_get": {Method: "get", Path: []catalog.Segment{lit("things"), {Type: "var", Name: "thing_id", Suffix: ":full view"}}, IDVar: "thing_id",
@@ -62,6 +65,12 @@ func cornerCatalog() *catalog.Catalog {
 			"thing_query": {Path: []catalog.Segment{lit("things")},
 				Query: obj("q", opt("q"), "status", v("status"), "a", k("b c"), "n", k(7), "drop", k(nil), "thing_id", v("thing_id"))},
 			"thing_delete": {Method: "DELETE", Path: []catalog.Segment{lit("things"), {Type: "var", Name: "id"}, lit("x y")}},
+			"thing_pages": {Path: []catalog.Segment{lit("things"), {Type: "var", Name: "cursor"}},
+				Query: obj("offset", v("offset"), "status", opt("status"), "limit", k(5)),
+				Pagination: &catalog.Pagination{Location: "query", ParamOrder: []string{"offset"},
+					Params: map[string]catalog.PageParam{"offset": {Counter: &start}, "limit": {Fixed: 25}, "cursor": {FromResponse: "next"}, "size": {Fixed: "big one"}}}},
+			"thing_links": {Path: []catalog.Segment{lit("things")},
+				Pagination: &catalog.Pagination{Location: "link_header", Params: map[string]catalog.PageParam{"page": {Counter: &start}}}},
 			"thing_fmt": {Path: []catalog.Segment{lit("things")},
 				Query: obj("q", &catalog.Expr{Type: catalog.ExprFormat, Template: "{a}", Vars: map[string]*catalog.Expr{"a": v("a")}})},
 		},
@@ -76,6 +85,25 @@ var values = []any{
 	42, int64(-7), int32(5), float64(3), float64(-0.0), float64(2.5), float64(1e21), float64(1 << 60),
 	json.Number("12"), json.Number("-3"), json.Number("1e3"), json.Number("012"), json.Number("9223372036854775808"),
 	true, false, nil, []any{"x", "y"}, map[string]any{"a": 1}, uint8(9),
+}
+
+// pageValues is the pool page-state values are drawn from: what a decoded
+// response hands back, and some it never does.
+var pageValues = []any{
+	json.Number("0"), json.Number("40"), json.Number("2.5"), json.Number("-1"), "c-123", "a b", "x\xffy", "",
+	nil, true, []any{"x"}, map[string]any{"a": 1}, 7, float64(3), "http://127.0.0.1:1/next?page=2",
+}
+
+// pageNames is every key a continuation of capability could carry.
+func pageNames(cat *catalog.Catalog, capability string) []string {
+	names := []string{"next_url", "cursor", "id", "status", "offset"}
+	if p := cat.Mappings[capability].Pagination; p != nil {
+		for n := range p.Params {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // varNames is every variable a call of capability could set.
@@ -114,8 +142,8 @@ func varNames(cat *catalog.Catalog, capability string) []string {
 // viaGuest is what the host receives from plasm_compile for vars: the
 // request crosses the ABI as JSON (numbers as json.Number), is compiled,
 // and the answer crosses back as JSON. ok is false when either side fails.
-func viaGuest(cat *catalog.Catalog, capability string, vars map[string]any) ([]byte, bool) {
-	in, err := json.Marshal(&abi.CompileRequest{EntryID: cat.EntryID, Capability: capability, Vars: vars})
+func viaGuest(cat *catalog.Catalog, capability string, vars, page map[string]any) ([]byte, bool) {
+	in, err := json.Marshal(&abi.CompileRequest{EntryID: cat.EntryID, Capability: capability, Vars: vars, Page: page})
 	if err != nil {
 		return nil, false
 	}
@@ -158,7 +186,7 @@ func template(t testing.TB, cat *catalog.Catalog, capability string) *request.Te
 		t.Fatal(err)
 	}
 	var back request.Template
-	if err := json.Unmarshal(b, &back); err != nil {
+	if err := abi.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	return &back
@@ -166,17 +194,17 @@ func template(t testing.TB, cat *catalog.Catalog, capability string) *request.Te
 
 // check fails when Fill accepts vars and answers anything but the guest
 // compiler's request.
-func check(t testing.TB, cat *catalog.Catalog, capability string, tm *request.Template, vars map[string]any) bool {
-	got, ok := tm.Fill(vars)
+func check(t testing.TB, cat *catalog.Catalog, capability string, tm *request.Template, vars, page map[string]any) bool {
+	got, ok := tm.Fill(vars, page)
 	if !ok {
 		return false
 	}
-	want, wok := viaGuest(cat, capability, vars)
+	want, wok := viaGuest(cat, capability, vars, page)
 	if !wok {
-		t.Fatalf("%s/%s vars %#v: template filled %+v, the compiler refuses the call", cat.EntryID, capability, vars, got)
+		t.Fatalf("%s/%s vars %#v page %#v: template filled %+v, the compiler refuses the call", cat.EntryID, capability, vars, page, got)
 	}
 	if g := canonical(got); !bytes.Equal(g, want) {
-		t.Fatalf("%s/%s vars %#v:\ntemplate %s\ncompiler %s", cat.EntryID, capability, vars, g, want)
+		t.Fatalf("%s/%s vars %#v page %#v:\ntemplate %s\ncompiler %s", cat.EntryID, capability, vars, page, g, want)
 	}
 	return true
 }
@@ -187,7 +215,7 @@ func check(t testing.TB, cat *catalog.Catalog, capability string, tm *request.Te
 // request, and the template must decline every call the compiler refuses.
 func TestTemplateMatchesCompiler(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 2026))
-	templated, filled := 0, 0
+	templated, filled, paged := 0, 0, 0
 	for _, cat := range diffCatalogs(t) {
 		caps := make([]string, 0, len(cat.Capabilities))
 		for name := range cat.Capabilities {
@@ -208,14 +236,26 @@ func TestTemplateMatchesCompiler(t *testing.T) {
 						vars[n] = values[rng.IntN(len(values))]
 					}
 				}
-				if check(t, cat, name, tm, vars) {
+				var page map[string]any
+				if rng.IntN(3) > 0 {
+					page = map[string]any{}
+					for _, n := range pageNames(cat, name) {
+						if rng.IntN(10) < 5 {
+							page[n] = pageValues[rng.IntN(len(pageValues))]
+						}
+					}
+				}
+				if check(t, cat, name, tm, vars, page) {
 					filled++
+					if r, _ := tm.Fill(vars, page); r.Page != nil {
+						paged++
+					}
 				}
 			}
 		}
 	}
-	t.Logf("%d templated capabilities, %d calls filled natively", templated, filled)
-	if templated < 8 || filled < 500 {
+	t.Logf("%d templated capabilities, %d calls filled natively, %d of them paged", templated, filled, paged)
+	if templated < 8 || filled < 500 || paged < 200 {
 		t.Fatalf("only %d templates and %d native fills: the test no longer exercises templates", templated, filled)
 	}
 }
@@ -224,8 +264,8 @@ func TestTemplateMatchesCompiler(t *testing.T) {
 // in the rules is a visible decision.
 func TestTemplateCoverage(t *testing.T) {
 	want := map[string][]string{
-		"corner":  {"thing_delete", "thing_get", "thing_query"},
-		"tracker": {"issue_delete", "issue_get", "project_get", "user_get"},
+		"corner":  {"thing_delete", "thing_get", "thing_pages", "thing_query"},
+		"tracker": {"comment_query", "issue_delete", "issue_get", "issue_query", "issue_search", "label_query", "project_get", "project_query", "user_get", "user_query"},
 	}
 	for _, cat := range diffCatalogs(t) {
 		w, ok := want[cat.EntryID]
@@ -281,7 +321,8 @@ func FuzzTemplateFill(f *testing.F) {
 						vars[name] = s1
 					}
 				}
-				check(t, tg.cat, tg.name, tg.tm, vars)
+				check(t, tg.cat, tg.name, tg.tm, vars, nil)
+				check(t, tg.cat, tg.name, tg.tm, vars, map[string]any{"offset": json.Number(s2), "limit": s1, "cursor": n, "page": b})
 			}
 		}
 	})

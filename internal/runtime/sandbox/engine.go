@@ -95,7 +95,7 @@ func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbol
 // natively from the capability's template when the engine made one and
 // the call's values fit it, else compiled in the guest.
 func (e *Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
-	if r, ok := e.template(ctx, req.EntryID, req.Capability).Fill(req.Vars); ok {
+	if r, ok := e.template(ctx, req.EntryID, req.Capability).Fill(req.Vars, req.Page); ok {
 		return r, nil
 	}
 	var r abi.CompiledRequest

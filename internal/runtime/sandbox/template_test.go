@@ -36,7 +36,7 @@ func (c *exportCounter) count(export string) int {
 // that a templated capability is asked for its template once and then
 // compiled without entering the guest, that the result is the guest
 // compiler's own request, and that calls the template cannot express (a
-// non-scalar id, a paginated query) still compile in the guest.
+// non-scalar id, a GraphQL query) still compile in the guest.
 func TestCompileUsesTemplate(t *testing.T) {
 	ctx := context.Background()
 	obs := &exportCounter{n: map[string]int{}}
@@ -83,10 +83,27 @@ func TestCompileUsesTemplate(t *testing.T) {
 	if _, err := eng.Compile(ctx, get([]any{"x"})); err == nil {
 		t.Error("a list id compiled")
 	}
-	if _, err := eng.Compile(ctx, &abi.CompileRequest{EntryID: "tracker", Capability: "issue_query", Vars: map[string]any{"status": "open"}}); err != nil {
+	if _, err := eng.Compile(ctx, &abi.CompileRequest{EntryID: "kanban", Capability: "issue_query"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := obs.count(abi.ExportCompile); n != 6 {
-		t.Errorf("%d guest compiles, want 6 (the refused list id and the paginated query)", n)
+		t.Errorf("%d guest compiles, want 6 (the refused list id and the GraphQL query)", n)
+	}
+	// A query-paged list continues natively too.
+	q := &abi.CompileRequest{EntryID: "tracker", Capability: "issue_query", Vars: map[string]any{"status": "open"},
+		Page: map[string]any{"offset": json.Number("20"), "limit": json.Number("20")}}
+	got, err := eng.Compile(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want abi.CompiledRequest
+	if err := eng.jsonCall(ctx, abi.ExportCompile, []string{"tracker"}, q, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("continuation: template %+v, guest %+v", got, &want)
+	}
+	if n := obs.count(abi.ExportCompile); n != 7 {
+		t.Errorf("%d guest compiles, want 7 (the comparison call added)", n)
 	}
 }
