@@ -46,11 +46,13 @@ func planRequest(b *testing.B) (*abi.PlanRequest, []*catalog.Catalog) {
 	return &abi.PlanRequest{Program: benchProgram, Symbols: &m, Entries: w.Exposure.Entries()}, cats
 }
 
-// BenchmarkPlanNative plans benchProgram by calling the planner directly.
+// BenchmarkPlanNative plans benchProgram by calling the planner directly,
+// over catalogs frozen as the engine freezes them once installed.
 func BenchmarkPlanNative(b *testing.B) {
 	req, cats := planRequest(b)
 	byID := map[string]*catalog.Catalog{}
 	for _, c := range cats {
+		c.Freeze()
 		byID[c.EntryID] = c
 	}
 	b.ReportAllocs()

@@ -84,6 +84,7 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		if err := json.Unmarshal(in, &req); err != nil || req.Catalog == nil || req.Catalog.EntryID == "" {
 			return e.fail(badRequest(export, err))
 		}
+		req.Catalog.Freeze() // nothing in the instance changes it from here on
 		e.catalogs[req.Catalog.EntryID] = req.Catalog
 		return e.ok(abi.LoadCatalogResponse{EntryID: req.Catalog.EntryID, Digest: req.Catalog.Digest})
 	case abi.ExportPlan:

@@ -27,6 +27,9 @@ type Catalog struct {
 	OAuth *OAuth `json:"oauth,omitempty"`
 	// Digest is the sha256 (hex) of the catalog's source files, set by the loader.
 	Digest string `json:"digest,omitempty"`
+
+	// capsOf is CapabilitiesOf's answer per entity, built by Freeze.
+	capsOf map[string][]*Capability
 }
 
 // Value is a named value domain.

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -17,7 +18,32 @@ func MethodLabel(c *Capability) string {
 // CapabilitiesOf returns the capabilities on entity, sorted by name so that
 // every caller sees the same order. Capabilities plasmd cannot execute
 // (Unavailable) are left out: they are neither taught nor planned.
+// The result is shared once the catalog is frozen: callers only read it.
 func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
+	if c.capsOf != nil {
+		return c.capsOf[entity]
+	}
+	return c.capabilitiesOf(entity)
+}
+
+// Freeze indexes the catalog's capabilities by entity, so CapabilitiesOf
+// (which the planner calls for almost every step) no longer walks and
+// sorts the whole capability map. The caller promises not to change
+// Capabilities, or any capability's Entity or Unavailable, afterwards: the
+// engine freezes each catalog once it is installed in an instance, where
+// nothing changes it until it is replaced. Host code, which edits
+// catalogs while loading them, does not freeze.
+func (c *Catalog) Freeze() {
+	idx := make(map[string][]*Capability, len(c.Entities))
+	for _, cp := range c.Capabilities {
+		if _, done := idx[cp.Entity]; !done {
+			idx[cp.Entity] = slices.Clip(c.capabilitiesOf(cp.Entity))
+		}
+	}
+	c.capsOf = idx
+}
+
+func (c *Catalog) capabilitiesOf(entity string) []*Capability {
 	var out []*Capability
 	for _, cp := range c.Capabilities {
 		if cp.Entity == entity && cp.Unavailable == "" {

@@ -105,9 +105,12 @@ func Cell(v any) string {
 	if !strings.ContainsAny(s, "\t\n\r\\") {
 		return s
 	}
-	r := strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\r", "\\r")
-	return r.Replace(s)
+	return cellEscaper.Replace(s)
 }
+
+// cellEscaper is built once: a Replacer compiles its table on first use,
+// which per cell cost more than the escaping.
+var cellEscaper = strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\r", "\\r")
 
 // Objects converts a table to JSON-ready row objects keyed by column.
 func Objects(t abi.Table) []map[string]any {
