@@ -123,6 +123,44 @@ func (t *Template) Fill(vars, page map[string]any) (req *abi.CompiledRequest, ok
 	budget = MaxFill
 	var b strings.Builder
 	b.WriteString(t.Base)
+	if !t.writePath(&b, vars, state, &budget) {
+		return nil, false
+	}
+	pairs, ok := t.queryPairs(vars, state, &budget)
+	if !ok {
+		return nil, false
+	}
+	q := EncodeForm(pairs)
+	switch {
+	case t.BaseQuery != "" && q != "":
+		q = t.BaseQuery + "&" + q
+	case t.BaseQuery != "":
+		q = t.BaseQuery
+	}
+	if q != "" {
+		b.WriteByte('?')
+		b.WriteString(q)
+	}
+	out := &abi.CompiledRequest{Method: t.Method, URL: b.String()}
+	if len(state) > 0 {
+		out.Page = state
+	}
+	if len(t.Headers) > 0 {
+		out.Headers = append([][2]string(nil), t.Headers...)
+	}
+	if t.Auth != nil {
+		a := *t.Auth // a copy: callers may not reach the cached template
+		a.Scopes = append([]string(nil), t.Auth.Scopes...)
+		if len(a.Scopes) == 0 {
+			a.Scopes = nil
+		}
+		out.Auth = &a
+	}
+	return out, true
+}
+
+// writePath appends the path segments, charging variable text to budget.
+func (t *Template) writePath(b *strings.Builder, vars, state map[string]any, budget *int) bool {
 	for _, s := range t.Path {
 		b.WriteByte('/')
 		if s.Var == "" {
@@ -135,15 +173,21 @@ func (t *Template) Fill(vars, page map[string]any) (req *abi.CompiledRequest, ok
 		}
 		text, ok := scalar(v)
 		if !ok || text == "" {
-			return nil, false // absent, empty or not a plain scalar: the guest says why
+			return false // absent, empty or not a plain scalar: the guest says why
 		}
-		if budget -= len(text); budget < 0 {
-			return nil, false
+		if *budget -= len(text); *budget < 0 {
+			return false
 		}
 		b.WriteString(PathSegment(text))
 		b.WriteString(s.Suffix)
 	}
-	pairs := make([][2]string, 0, len(t.Query))
+	return true
+}
+
+// queryPairs is the mapping's query parameters, then the paging
+// parameters, which replace (or join) the mapping's keys of that name.
+func (t *Template) queryPairs(vars, state map[string]any, budget *int) ([][2]string, bool) {
+	pairs := make([][2]string, 0, len(t.Query)+len(t.Paging))
 	for _, p := range t.Query {
 		if p.Var == "" {
 			pairs = append(pairs, [2]string{p.Key, p.Value})
@@ -160,12 +204,11 @@ func (t *Template) Fill(vars, page map[string]any) (req *abi.CompiledRequest, ok
 		if !ok {
 			return nil, false
 		}
-		if budget -= len(text); budget < 0 {
+		if *budget -= len(text); *budget < 0 {
 			return nil, false
 		}
 		pairs = append(pairs, [2]string{p.Key, text})
 	}
-	// Paging parameters replace (or join) the mapping's keys of that name.
 	for _, p := range t.Paging {
 		v := state[p.Name]
 		if v == nil {
@@ -180,33 +223,7 @@ func (t *Template) Fill(vars, page map[string]any) (req *abi.CompiledRequest, ok
 		pairs = slices.DeleteFunc(pairs, func(kv [2]string) bool { return kv[0] == p.Name })
 		pairs = append(pairs, [2]string{p.Name, text})
 	}
-	q := EncodeForm(pairs)
-	switch {
-	case t.BaseQuery != "" && q != "":
-		q = t.BaseQuery + "&" + q
-	case t.BaseQuery != "":
-		q = t.BaseQuery
-	}
-	if q != "" {
-		b.WriteByte('?')
-		b.WriteString(q)
-	}
-	out := &abi.CompiledRequest{Method: t.Method, URL: b.String(), Auth: t.Auth}
-	if len(state) > 0 {
-		out.Page = state
-	}
-	if len(t.Headers) > 0 {
-		out.Headers = append([][2]string(nil), t.Headers...)
-	}
-	if t.Auth != nil {
-		a := *t.Auth
-		a.Scopes = append([]string(nil), t.Auth.Scopes...)
-		if len(a.Scopes) == 0 {
-			a.Scopes = nil
-		}
-		out.Auth = &a
-	}
-	return out, true
+	return pairs, true
 }
 
 // NextURLKey is the page-state key of a next-page URL; the compiler never

@@ -17,7 +17,8 @@ import (
 )
 
 // diffCatalogs is every catalog the differential test compiles against:
-// the demo catalogs, the Plasm forms catalog and a synthetic one with the
+// the demo catalogs, the test fixtures under testdata/catalogs (Plasm
+// forms, tracker, kanban) and a synthetic one with the
 // corners a template must reproduce (base query, id variable, suffix,
 // constant and optional query keys, constant headers, key auth).
 func diffCatalogs(t testing.TB) []*catalog.Catalog {
@@ -26,11 +27,15 @@ func diffCatalogs(t testing.TB) []*catalog.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forms, err := catalogdir.LoadPath("../../../testdata/catalogs/plasmforms")
-	if err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{"plasmforms", "tracker", "kanban"} {
+		c, err := catalogdir.LoadPath("../../../testdata/catalogs/" + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.EntryID = "testdata-" + dir // the fixtures reuse the demo's entry ids
+		cats = append(cats, c)
 	}
-	return append(cats, forms, cornerCatalog())
+	return append(cats, cornerCatalog())
 }
 
 func cornerCatalog() *catalog.Catalog {
