@@ -15,12 +15,14 @@ import (
 // expensive guest call per run; an agent repeating a program (paging, a
 // poll, a retry) then costs a map lookup and a decode.
 //
-// Plans are stored encoded and decoded on every hit, so no two runs share a
-// plan value the executor might change. The key names the tenant, so one
-// tenant's entry can never answer another's program.
-type planCache struct{ entries *lru[[]byte] }
+// A plan is stored as its JSON round trip decodes it (the values a fresh
+// plan from the guest has) and every hit gets a deep copy, so no two runs
+// share a plan value the executor might change; copying is several times
+// cheaper than decoding the JSON again per hit. The key names the tenant,
+// so one tenant's entry can never answer another's program.
+type planCache struct{ entries *lru[*plan.Plan] }
 
-func newPlanCache(max int) *planCache { return &planCache{entries: newLRU[[]byte](max)} }
+func newPlanCache(max int) *planCache { return &planCache{entries: newLRU[*plan.Plan](max)} }
 
 // planKey builds the cache key. Parts are length-prefixed so no two
 // different inputs can produce the same key.
@@ -44,17 +46,19 @@ func planKey(tenant, session string, revision int, engine string, digests []stri
 
 // get returns a fresh copy of the cached plan for key, if any.
 func (c *planCache) get(key string) (*plan.Plan, bool) {
-	raw, ok := c.entries.get(key)
+	p, ok := c.entries.get(key)
 	if !ok {
 		return nil, false
 	}
-	var p plan.Plan
-	if err := abi.Unmarshal(raw, &p); err != nil {
-		// Only our own encoder wrote raw; treat a failure as a miss.
-		return nil, false
-	}
-	return &p, true
+	return deepCopy(p), true
 }
 
 // put stores p under key, evicting the least recently used plan when full.
-func (c *planCache) put(key string, p *plan.Plan) { c.entries.put(key, p.AppendJSON(nil)) }
+// It stores p's JSON round trip, never p itself, which the caller keeps.
+func (c *planCache) put(key string, p *plan.Plan) {
+	var stored plan.Plan
+	if err := abi.Unmarshal(p.AppendJSON(nil), &stored); err != nil {
+		return // only our own encoder wrote it; not caching is always safe
+	}
+	c.entries.put(key, &stored)
+}
