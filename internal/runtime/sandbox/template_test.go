@@ -107,3 +107,56 @@ func TestCompileUsesTemplate(t *testing.T) {
 		t.Errorf("%d guest compiles, want 7 (the comparison call added)", n)
 	}
 }
+
+// BenchmarkCompileGet compiles a tracker get and a continuation page of the
+// tracker's paged issue query both ways in one run: filled natively from
+// the capability's template (what Engine.Compile does) and compiled in the
+// guest (plasm_compile, what it did before templates).
+func BenchmarkCompileGet(b *testing.B) {
+	ctx := context.Background()
+	h, err := New(ctx, Config{CacheDir: testCacheDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	m, err := h.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := NewEngine(h.Tenant("bench-compile", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: DefaultLimits()}))
+	defer eng.Close()
+	reqs := map[string]*abi.CompileRequest{
+		"get": {EntryID: "tracker", Capability: "issue_get", Vars: map[string]any{"id": "iss-1"}},
+		"page": {EntryID: "tracker", Capability: "issue_query", Vars: map[string]any{"status": "open"},
+			Page: map[string]any{"offset": json.Number("40"), "limit": json.Number("20")}},
+	}
+	for _, name := range []string{"get", "page"} {
+		req := reqs[name]
+		for _, way := range []string{"template", "guest"} {
+			call := func() error { _, err := eng.Compile(ctx, req); return err }
+			if way == "guest" {
+				call = func() error {
+					var out abi.CompiledRequest
+					return eng.jsonCall(ctx, abi.ExportCompile, []string{req.EntryID}, req, &out)
+				}
+			}
+			b.Run(name+"/"+way, func(b *testing.B) {
+				if err := call(); err != nil { // warm: instance, catalog, template
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				c0 := processCPU()
+				for b.Loop() {
+					if err := call(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, c0, 0)
+			})
+		}
+	}
+}
