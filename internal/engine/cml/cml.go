@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/plasmd/plasmd/internal/model/request"
+
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 )
@@ -226,7 +228,7 @@ func (c *compiler) buildURL(base, baseQuery string, state map[string]any, loc st
 			if s == "" {
 				return "", c.fail(c.pathHint(seg.Name), "path variable %q is empty", seg.Name)
 			}
-			b.WriteString(pathSegment(s))
+			b.WriteString(request.PathSegment(s))
 			b.WriteString(url.PathEscape(seg.Suffix))
 		default:
 			return "", c.fail("", "unknown path segment type %q", seg.Type)
@@ -499,20 +501,6 @@ func (c *compiler) auth() (*abi.AuthDirective, error) {
 		return &abi.AuthDirective{Scheme: a.Scheme, TokenURL: a.TokenURL, ClientID: a.ClientIDEnv, Secret: a.ClientSecretEnv, Scopes: a.Scopes}, nil
 	}
 	return nil, c.fail("", "unknown auth scheme %q", a.Scheme)
-}
-
-// pathSegment escapes one path variable. url.PathEscape leaves "." and ".."
-// alone, and a server or proxy normalising the path would then climb out of
-// the segment ("items/../admin"); dot segments are percent-encoded so a
-// value can only ever name itself.
-func pathSegment(s string) string {
-	switch s {
-	case ".":
-		return "%2E"
-	case "..":
-		return "%2E%2E"
-	}
-	return url.PathEscape(s)
 }
 
 // withIDVar gives a mapping's id variable (a single path variable not named

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmd/plasmd/internal/model/request"
+
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 )
@@ -689,8 +691,8 @@ func TestPathVariableCannotEscapeItsSegment(t *testing.T) {
 		"x?y#z":  "x%3Fy%23z",
 		"ok-1":   "ok-1",
 	} {
-		if got := pathSegment(in); got != want {
-			t.Errorf("pathSegment(%q) = %q, want %q", in, got, want)
+		if got := request.PathSegment(in); got != want {
+			t.Errorf("PathSegment(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
