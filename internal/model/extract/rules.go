@@ -2,6 +2,8 @@ package extract
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
@@ -216,10 +218,28 @@ func replaceAt(doc any, path []string, v any) any {
 }
 
 // sameScalar compares an id from the body with a call variable by their
-// text, so 7, 7.0 and "7" match as Plasm's id comparison does.
+// text, so 7, 7.0 and "7" match as Plasm's id comparison does. Numbers are
+// written by value, not by Go type: a variable filled from an earlier row
+// may be a float64 on the host where the guest sees json.Number, and
+// fmt.Sprint would write 2500000.0 as "2.5e+06" and miss the row.
 func sameScalar(a, b any) bool {
 	if a == nil || b == nil {
 		return false
 	}
-	return fmt.Sprint(plain(a)) == fmt.Sprint(plain(b))
+	return scalarText(a) == scalarText(b)
+}
+
+func scalarText(v any) string {
+	n, ok, bad := number(v)
+	switch {
+	case !ok:
+		return fmt.Sprint(plain(v))
+	case bad:
+		return fmt.Sprint(v)
+	case n.isInt:
+		return strconv.FormatInt(n.i, 10)
+	case n.f == math.Trunc(n.f) && math.Abs(n.f) < 1<<63:
+		return strconv.FormatInt(int64(n.f), 10)
+	}
+	return strconv.FormatFloat(n.f, 'f', -1, 64)
 }

@@ -86,22 +86,26 @@ func checkDepth(b []byte) error {
 }
 
 // plain converts a decoded value for output: json.Number becomes int64 when
-// it is an integer that fits, else float64; containers are converted in
-// place (the document is ours).
+// it is an integer that fits, else float64. Containers are copied, not
+// converted in place: another column may read inside the same object
+// later (a "number" column must see the body's json.Number whichever
+// column came first), and two cells must never share one map.
 func plain(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		return numberValue(t)
 	case map[string]any:
+		out := make(map[string]any, len(t))
 		for k, e := range t {
-			t[k] = plain(e)
+			out[k] = plain(e)
 		}
-		return t
+		return out
 	case []any:
+		out := make([]any, len(t))
 		for i, e := range t {
-			t[i] = plain(e)
+			out[i] = plain(e)
 		}
-		return t
+		return out
 	}
 	return v
 }

@@ -95,11 +95,21 @@ func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbol
 // natively from the capability's template when the engine made one and
 // the call's values fit it, else compiled in the guest.
 func (e *Engine) Compile(ctx context.Context, req *abi.CompileRequest) (*abi.CompiledRequest, error) {
-	if r, ok := e.template(ctx, req.EntryID, req.Capability).Fill(req.Vars, req.Page); ok {
-		return r, nil
+	in, err := json.Marshal(req)
+	if err != nil {
+		// The guest would have refused it the same way.
+		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "encode " + abi.ExportCompile + " request: " + err.Error()}
 	}
+	if len(in) <= e.Tenant.Limits().MaxInput {
+		if r, ok := e.template(ctx, req.EntryID, req.Capability).Fill(req.Vars, req.Page); ok {
+			return r, nil
+		}
+	}
+	// Past the tenant's input limit the guest path refuses with
+	// ErrInputTooLarge, as it did before templates: a filled template must
+	// not accept what the guest would not.
 	var r abi.CompiledRequest
-	if err := e.jsonCall(ctx, abi.ExportCompile, []string{req.EntryID}, req, &r); err != nil {
+	if err := e.Tenant.do(ctx, abi.ExportCompile, []string{req.EntryID}, in, nil, func(b []byte) error { return abi.Unmarshal(b, &r) }); err != nil {
 		return nil, err
 	}
 	return &r, nil

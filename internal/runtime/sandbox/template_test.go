@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,5 +160,42 @@ func BenchmarkCompileGet(b *testing.B) {
 				reportCPU(b, c0, 0)
 			})
 		}
+	}
+}
+
+// A tenant's input limit holds on the template path too: a call the guest
+// would refuse as too large (ErrInputTooLarge) is refused the same way
+// when the capability has a template, while a small call still fills it.
+func TestTemplateKeepsInputLimit(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, Config{CacheDir: testCacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	m, err := h.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits()
+	lim.MaxInput = 4096
+	eng := NewEngine(h.Tenant("tpl-limit", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: lim}))
+	defer eng.Close()
+	get := func(id string) *abi.CompileRequest {
+		return &abi.CompileRequest{EntryID: "tracker", Capability: "issue_get", Vars: map[string]any{"id": id}}
+	}
+	if _, err := eng.Compile(ctx, get("iss-1")); err != nil {
+		t.Fatalf("small call: %v", err)
+	}
+	if eng.template(ctx, "tracker", "issue_get") == nil {
+		t.Skip("the committed engine makes no template for issue_get")
+	}
+	got, err := eng.Compile(ctx, get(strings.Repeat("a", 20000)))
+	if !errors.Is(err, ErrInputTooLarge) {
+		t.Fatalf("20,000-byte id under a 4,096-byte input limit: %v, %v; want ErrInputTooLarge", got, err)
 	}
 }
