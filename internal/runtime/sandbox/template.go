@@ -61,6 +61,12 @@ func (e *Engine) template(ctx context.Context, entry, capability string) *reques
 	default:
 		ans.Template = nil // the engine refused or lacks the export
 	}
+	// Cache only when the catalog did not change while the guest compiled
+	// (as for decode specs): the instance may have installed a newer one
+	// than digest names.
+	if e.Tenant.loadDigest(entry) != digest {
+		return ans.Template
+	}
 	e.templates.mu.Lock()
 	if len(e.templates.m) >= maxTemplates {
 		clear(e.templates.m)
