@@ -244,6 +244,24 @@ type file struct {
 	OAuth *oauthconfig.Config `yaml:"oauth"`
 }
 
+// validID reports whether id is a safe tenant id: it is spliced into Redis
+// key hash tags ({id}), so braces or separators could make two tenants
+// share keys.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && (r == '.' || r == '_' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Load reads a tenants file (YAML or JSON).
 func Load(path string) (*Set, error) {
 	b, err := os.ReadFile(path)
@@ -275,6 +293,9 @@ func Parse(b []byte) (*Set, error) {
 		}
 		if t.ID == Anonymous {
 			return nil, fmt.Errorf("tenants[%d]: id %q is reserved", i, Anonymous)
+		}
+		if !validID(t.ID) {
+			return nil, fmt.Errorf("tenants[%d]: id %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (ids name Redis keys, metrics labels and log fields, so two ids must never read alike)", i, t.ID)
 		}
 		if _, dup := s.byID[t.ID]; dup {
 			return nil, fmt.Errorf("tenants[%d]: duplicate id %q", i, t.ID)

@@ -109,6 +109,9 @@ func TestParseErrors(t *testing.T) {
 		{"secret without catalogs", secrets("TOKEN: {value: abc}"), "has no catalogs"},
 		{"secret unknown field", secrets("TOKEN: {value: abc, catalogs: [t], scope: all}"), `unknown secret field "scope"`},
 		{"secret bound to a catalog the tenant may not use", "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n    catalogs: [tracker]\n    secrets: {TOKEN: {value: abc, catalogs: [kanban]}}\n", "bound to catalog kanban"},
+		{"id with a brace", "tenants:\n  - id: \"a}b\"\n    token_sha256: [" + tokA + "]\n", "letters, digits"},
+		{"id with a space", "tenants:\n  - id: \"a b\"\n    token_sha256: [" + tokA + "]\n", "letters, digits"},
+		{"id starting with a dot", "tenants:\n  - id: .a\n    token_sha256: [" + tokA + "]\n", "letters, digits"},
 		{"duplicate id", "tenants:\n  - id: a\n    token_sha256: [" + tokA + "]\n  - id: a\n    token_sha256: [" + tokB + "]\n", "duplicate"},
 	}
 	for _, tc := range tests {
