@@ -344,10 +344,13 @@ type cpuSlot struct {
 	held  bool
 }
 
-// yield releases the slot around f (a blocking host call) and takes it
+// yieldCPU releases the slot around f (a blocking host call) and takes it
 // back afterwards; the guest cannot run meanwhile, so the core is free
-// for other tenants' calls.
+// for other tenants' calls, and the time is not the guest's running time
+// (guestClock).
 func yieldCPU(ctx context.Context, f func()) {
+	// The guest does not run until this returns: not a quarantine strike.
+	defer awayFrom(ctx)()
 	s, _ := ctx.Value(cpuSlotKey{}).(*cpuSlot)
 	if s == nil || s.g == nil {
 		f()

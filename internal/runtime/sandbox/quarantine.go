@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -143,21 +144,68 @@ func (h *Host) CPUQuarantined() map[string]int {
 	return out
 }
 
-// runGuest runs one guest call of t: at a low CPU priority while the
-// pool is quarantined, and counting a call that ran its whole call timeout
-// (limit) and missed its deadline as a strike.
-func (t *Tenant) runGuest(limit time.Duration, call func() *failure) *failure {
-	if t.host.noQuar {
-		return call()
+// quarantineRunShare is the share of its call timeout a call that missed
+// its deadline must have spent running the guest to count as a strike
+// (a tenth allows for instantiation, the loads and scheduling noise).
+// Time blocked in a host import (yieldCPU: http) or waiting to get a CPU
+// slot back is not running: a pool whose backend is slow, or that is
+// starved by others, uses no CPU while it waits and must not be put at a
+// low priority for it.
+const quarantineRunShare = 0.9
+
+// guestClock measures, for one guest call, the time spent away from the
+// guest: inside yieldCPU, which covers a blocking host call and getting
+// the CPU slot back afterwards. Elapsed time minus that is the guest's
+// own running time (wall time, which is what the call timeout bounds).
+type guestClock struct {
+	now  func() time.Time
+	away atomic.Int64 // nanoseconds
+}
+
+type guestClockKey struct{}
+
+// from adds the time since t0 to the time away from the guest.
+func (c *guestClock) from(t0 time.Time) {
+	c.away.Add(int64(c.now().Sub(t0)))
+}
+
+// awayFrom starts timing a stretch away from the guest of ctx's call and
+// returns the function that ends it (a no-op when ctx carries no clock).
+func awayFrom(ctx context.Context) (end func()) {
+	c, _ := ctx.Value(guestClockKey{}).(*guestClock)
+	if c == nil {
+		return func() {}
 	}
+	t0 := c.now()
+	return func() { c.from(t0) }
+}
+
+// spunToDeadline says whether a call that ended with f after elapsed,
+// away of it outside the guest, ran the guest to its deadline: a strike.
+func spunToDeadline(f *failure, limit, elapsed, away time.Duration) bool {
+	if f == nil || f.kind != ErrDeadline {
+		return false
+	}
+	return float64(elapsed-away) >= quarantineRunShare*float64(limit)
+}
+
+// runGuest runs one guest call of t: at a low CPU priority while the
+// pool is quarantined, and counting a call that missed its deadline after
+// running the guest for nearly its whole call timeout (limit) as a strike.
+func (t *Tenant) runGuest(ctx context.Context, limit time.Duration, call func(context.Context) *failure) *failure {
+	if t.host.noQuar {
+		return call(ctx)
+	}
+	clock := &guestClock{now: time.Now}
+	ctx = context.WithValue(ctx, guestClockKey{}, clock)
 	start := time.Now()
 	var f *failure
 	if t.quar.active(start) {
-		runLowPriority(func() { f = call() })
+		runLowPriority(func() { f = call(ctx) })
 	} else {
-		f = call()
+		f = call(ctx)
 	}
-	if f == nil || f.kind != ErrDeadline || time.Since(start) < limit {
+	if !spunToDeadline(f, limit, time.Since(start), time.Duration(clock.away.Load())) {
 		return f
 	}
 	if d, started := t.quar.strike(time.Now()); started {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/runtime/egress"
 )
 
 // TestQuarantineStrikes: three calls to the deadline within a minute start
@@ -138,5 +141,113 @@ func TestSpinnerQuarantined(t *testing.T) {
 	if n := strings.Count(logs.String(), "pool quarantined"); n != 1 ||
 		!strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "tenant=spinner-vendor owner=acme for=30s") {
 		t.Fatalf("want one WARN line naming the pool, owner and spell; logged %d:\n%s", n, logs.String())
+	}
+}
+
+// TestQuarantineSpunToDeadline: only a call that missed its deadline after
+// running the guest for nearly all of its call timeout is a strike; time
+// away from the guest (a blocking host call, getting the CPU slot back)
+// does not count. Durations are given, not measured.
+func TestQuarantineSpunToDeadline(t *testing.T) {
+	const limit = 100 * time.Millisecond
+	deadline := &failure{kind: ErrDeadline}
+	for _, tc := range []struct {
+		name          string
+		f             *failure
+		elapsed, away time.Duration
+		want          bool
+	}{
+		{"spun the whole timeout", deadline, limit, 0, true},
+		{"spun 90% of it", deadline, limit, limit / 10, true},
+		{"blocked on the backend the whole timeout", deadline, limit, limit, false},
+		{"blocked a fifth of it", deadline, limit, limit / 5, false},
+		{"waited for its slot back, then spun briefly", deadline, limit, 95 * time.Millisecond, false},
+		{"caller's context ended early", deadline, limit / 2, 0, false},
+		{"answered", nil, limit, 0, false},
+		{"other failure", &failure{kind: ErrMemoryLimit}, limit, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := spunToDeadline(tc.f, limit, tc.elapsed, tc.away); got != tc.want {
+				t.Fatalf("spunToDeadline(elapsed %v, away %v) = %v, want %v", tc.elapsed, tc.away, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestQuarantineGuestClock: yieldCPU counts as time away from the guest
+// both the blocking host call and the wait for the CPU slot it gave up,
+// on a fake clock.
+func TestQuarantineGuestClock(t *testing.T) {
+	fc := &fakeTimers{t: time.Unix(1000, 0)}
+	g := newCPUGate(1)
+	g.now, g.after = fc.Now, fc.AfterFunc
+	if err := g.acquire(context.Background(), "victim", 0); err != nil {
+		t.Fatal(err)
+	}
+	slot := &cpuSlot{g: g, owner: "victim", held: true}
+	clock := &guestClock{now: fc.Now}
+	ctx := context.WithValue(context.WithValue(context.Background(), cpuSlotKey{}, slot), guestClockKey{}, clock)
+
+	hogDone := make(chan struct{})
+	yieldCPU(ctx, func() {
+		fc.Advance(70 * time.Millisecond) // the backend answers slowly
+		// Meanwhile another owner took the freed slot; it keeps it 25 ms
+		// more, so the guest waits that long to resume.
+		if err := g.acquire(context.Background(), "hog", 0); err != nil {
+			t.Error(err)
+		}
+		go func() {
+			defer close(hogDone)
+			waitUntil(func() bool { return g.stats().Waiting["victim"] == 1 })
+			fc.Advance(25 * time.Millisecond)
+			g.release("hog")
+		}()
+	})
+	<-hogDone
+	if !slot.held {
+		t.Fatal("the guest resumed without its slot")
+	}
+	slot.done()
+	if got, want := time.Duration(clock.away.Load()), 95*time.Millisecond; got != want {
+		t.Fatalf("away from the guest %v, want %v", got, want)
+	}
+	// Without a clock in the context (quarantine off) yieldCPU just runs f.
+	ran := false
+	yieldCPU(context.Background(), func() { ran = true })
+	if !ran {
+		t.Fatal("f not run")
+	}
+}
+
+// neverSender is a backend that never answers: the call waits until its
+// context ends.
+type neverSender struct{}
+
+func (neverSender) Do(ctx context.Context, _ *abi.CompiledRequest, _ []egress.Origin, _ egress.Secrets) (*egress.Response, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestQuarantineSlowBackendNotStruck: a pool whose calls run to their
+// deadline blocked in the http import (its backend never answers) uses no
+// CPU meanwhile, so however many such calls it makes it is not quarantined
+// as a spinner. The deadline is reached by waiting on the backend, never
+// by computing, so machine speed does not decide the outcome.
+func TestQuarantineSlowBackendNotStruck(t *testing.T) {
+	needGuests(t)
+	h, _ := newTestHost(t, Config{Spares: -1})
+	m, err := h.Module(context.Background(), guestWasm["abuse"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := h.Tenant("slow-backend", TenantSpec{Module: m, Owner: "victim", Limits: Limits{CallTimeout: 300 * time.Millisecond}})
+	ctx := WithHostEnv(context.Background(), &HostEnv{Egress: neverSender{}})
+	for i := range quarantineStrikes + 1 {
+		if _, err := tn.Ping(ctx, []byte("http ok")); !errors.Is(err, ErrDeadline) {
+			t.Fatalf("call %d: %v, want ErrDeadline", i, err)
+		}
+	}
+	if q := h.CPUQuarantined(); q["victim"] != 0 {
+		t.Fatalf("a pool blocked on a slow backend was quarantined as a spinner: %v", q)
 	}
 }

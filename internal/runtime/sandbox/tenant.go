@@ -703,7 +703,7 @@ func (t *Tenant) do(ctx context.Context, export string, needs []string, head, bo
 		status byte
 		out    []byte
 	)
-	f := t.runGuest(s.limits.CallTimeout, func() (f *failure) {
+	f := t.runGuest(ctx, s.limits.CallTimeout, func(ctx context.Context) (f *failure) {
 		status, out, f = in.invoke(ctx, export, head, body, s.limits)
 		return f
 	})
