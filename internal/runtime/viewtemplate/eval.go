@@ -2,6 +2,7 @@ package viewtemplate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 type renderer struct {
@@ -20,6 +22,39 @@ type renderer struct {
 func (r *renderer) errAt(pos int, format string, args ...any) error {
 	l, c := lineCol(r.t.src, pos)
 	return &Error{Line: l, Column: c, Msg: fmt.Sprintf(format, args...)}
+}
+
+// tooLong refuses a string result of n bytes before it is built: every
+// string a template makes is bounded by MaxOutput, so no operation can
+// allocate more than a small multiple of it (`a.replace('x', a)` would
+// otherwise square the text).
+func (r *renderer) tooLong(pos int, n int64) error {
+	if n > MaxOutput {
+		return r.errAt(pos, "text longer than %d bytes", MaxOutput)
+	}
+	return nil
+}
+
+// undefinedAt is the error for reading a name or key that is not there,
+// which the default filter turns into its fallback.
+func (r *renderer) undefinedAt(pos int, format string, args ...any) error {
+	err := r.errAt(pos, format, args...)
+	err.(*Error).undefined = true
+	return err
+}
+
+// queryEscapedLen is len(url.QueryEscape(s)), computed without building it.
+func queryEscapedLen(s string) int64 {
+	n := int64(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '~', c == ' ':
+		default:
+			n += 2 // %XX
+		}
+	}
+	return n
 }
 
 func (r *renderer) write(s string) error {
@@ -90,7 +125,7 @@ func (r *renderer) eval(e expr) (any, error) {
 	case *nameExpr:
 		v, ok := r.vars[x.name]
 		if !ok {
-			return nil, r.errAt(x.pos, "%s is undefined", x.name)
+			return nil, r.undefinedAt(x.pos, "%s is undefined", x.name)
 		}
 		return v, nil
 	case *attrExpr:
@@ -104,7 +139,7 @@ func (r *renderer) eval(e expr) (any, error) {
 		}
 		v, ok := m[x.name]
 		if !ok {
-			return nil, r.errAt(x.pos, ".%s is undefined", x.name)
+			return nil, r.undefinedAt(x.pos, ".%s is undefined", x.name)
 		}
 		return v, nil
 	case *indexExpr:
@@ -118,6 +153,12 @@ func (r *renderer) eval(e expr) (any, error) {
 		return r.call(x)
 	case *filterExpr:
 		v, err := r.eval(x.arg)
+		var te *Error
+		if err != nil && (x.name == "default" || x.name == "d") && errors.As(err, &te) && te.undefined {
+			// As in Jinja, default is the one way to read an undefined
+			// name under strict undefined.
+			v, err = undefined{}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -131,9 +172,21 @@ func (r *renderer) eval(e expr) (any, error) {
 		if !ok {
 			return nil, r.errAt(x.pos, "unknown filter %q", x.name)
 		}
+		if s, ok := v.(string); ok && x.name == "urlencode" {
+			if err := r.tooLong(x.pos, queryEscapedLen(s)); err != nil {
+				return nil, err
+			}
+		}
 		out, ferr := f(v, args)
 		if ferr != nil {
 			return nil, r.errAt(x.pos, "%s: %v", x.name, ferr)
+		}
+		if s, ok := out.(string); ok {
+			// The other filters grow text by a small factor at most
+			// (json escapes, case mapping): bound what they return.
+			if err := r.tooLong(x.pos, int64(len(s))); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	}
@@ -162,7 +215,7 @@ func (r *renderer) index(x *indexExpr) (any, error) {
 	case map[string]any:
 		v, ok := c[Text(i)]
 		if !ok {
-			return nil, r.errAt(x.pos, "[%q] is undefined", Text(i))
+			return nil, r.undefinedAt(x.pos, "[%q] is undefined", Text(i))
 		}
 		return v, nil
 	}
@@ -192,11 +245,11 @@ func (r *renderer) binary(x *binExpr) (any, error) {
 	}
 	switch x.op {
 	case "~":
-		s := Text(l) + Text(rv)
-		if len(s) > MaxOutput {
-			return nil, r.errAt(x.pos, "text longer than %d bytes", MaxOutput)
+		ls, rs := Text(l), Text(rv)
+		if err := r.tooLong(x.pos, int64(len(ls))+int64(len(rs))); err != nil {
+			return nil, err
 		}
-		return s, nil
+		return ls + rs, nil
 	case "==":
 		return equal(l, rv), nil
 	case "!=":
@@ -216,7 +269,10 @@ func (r *renderer) binary(x *binExpr) (any, error) {
 		if !aok || !bok {
 			if x.op == "+" {
 				if ls, ok := l.(string); ok {
-					if rs, ok := rv.(string); ok && len(ls)+len(rs) <= MaxOutput {
+					if rs, ok := rv.(string); ok {
+						if err := r.tooLong(x.pos, int64(len(ls))+int64(len(rs))); err != nil {
+							return nil, err
+						}
 						return ls + rs, nil
 					}
 				}
@@ -273,11 +329,12 @@ func (r *renderer) call(x *callExpr) (any, error) {
 	case "endswith":
 		return strings.HasSuffix(s, arg(0)), nil
 	case "replace":
-		out := strings.ReplaceAll(s, arg(0), arg(1))
-		if len(out) > MaxOutput {
-			return nil, r.errAt(x.pos, "text longer than %d bytes", MaxOutput)
+		old, repl := arg(0), arg(1)
+		n := int64(strings.Count(s, old)) // for old == "": runes + 1, as ReplaceAll inserts
+		if err := r.tooLong(x.pos, int64(len(s))+n*(int64(len(repl))-int64(len(old)))); err != nil {
+			return nil, err
 		}
-		return out, nil
+		return strings.ReplaceAll(s, old, repl), nil
 	}
 	return nil, r.errAt(x.pos, "unknown method .%s()", x.method)
 }
@@ -299,14 +356,10 @@ var filters = map[string]func(v any, args []any) (any, error){
 		case map[string]any:
 			return int64(len(c)), nil
 		}
-		return int64(len([]rune(Text(v)))), nil
+		return int64(utf8.RuneCountInString(Text(v))), nil
 	},
-	"default": func(v any, args []any) (any, error) {
-		if v == nil && len(args) > 0 {
-			return args[0], nil
-		}
-		return v, nil
-	},
+	"default": defaultFilter,
+	"d":       defaultFilter,
 	"split": func(v any, args []any) (any, error) {
 		if len(args) != 1 || Text(args[0]) == "" {
 			return nil, fmt.Errorf("needs one non-empty separator")
@@ -326,6 +379,20 @@ var filters = map[string]func(v any, args []any) (any, error){
 	},
 	"wire_time":         wireTime,
 	"wire_query_suffix": wireQuerySuffix,
+}
+
+// defaultFilter gives its argument (or "") for an undefined or none value.
+func defaultFilter(v any, args []any) (any, error) {
+	_, undef := v.(undefined)
+	if v == nil || undef {
+		if len(args) > 0 {
+			return args[0], nil
+		}
+		if undef {
+			return "", nil
+		}
+	}
+	return v, nil
 }
 
 func jsonEncode(v any, _ []any) (any, error) {

@@ -232,6 +232,36 @@ func (e *exprParser) expect(o string) error {
 	return nil
 }
 
+// unsupported reports valid Jinja this subset does not run: the view is
+// then not executable here, while the catalog still loads.
+func (e *exprParser) unsupported(pos int, what string) error {
+	err := e.p.errAt(pos, "%s are not supported in view templates", what)
+	err.(*Error).Unsupported = true
+	return err
+}
+
+// unsupportedOps are Jinja operators a view template may not use.
+var unsupportedOps = map[string]string{
+	"*": "arithmetic operators (* / // % **)", "/": "arithmetic operators (* / // % **)",
+	"//": "arithmetic operators (* / // % **)", "%": "arithmetic operators (* / // % **)",
+	"**": "arithmetic operators (* / // % **)",
+}
+
+// checkUnsupported looks at the token after a complete expression for
+// Jinja that continues it in a way this subset does not run.
+func (e *exprParser) checkUnsupported() error {
+	t := e.peek()
+	switch {
+	case t.kind == tName && t.text == "if":
+		return e.unsupported(t.pos, "inline if expressions (x if c else y)")
+	case t.kind == tName && t.text == "is":
+		return e.unsupported(t.pos, "tests (is defined, is none, …)")
+	case t.kind == tOp && unsupportedOps[t.text] != "":
+		return e.unsupported(t.pos, unsupportedOps[t.text])
+	}
+	return nil
+}
+
 func (e *exprParser) enter() error {
 	e.depth++
 	if e.depth > maxDepth {
@@ -252,6 +282,9 @@ func (e *exprParser) or() (expr, error) {
 		if r, err = e.and(); err == nil {
 			l = &binExpr{op: "or", l: l, r: r, pos: t.pos}
 		}
+	}
+	if err == nil {
+		err = e.checkUnsupported()
 	}
 	return l, err
 }
@@ -388,9 +421,15 @@ func (e *exprParser) postfix() (expr, error) {
 			x = &attrExpr{obj: x, name: t.text, pos: t.pos}
 		case e.isOp("["):
 			t := e.next()
+			if e.isOp(":") {
+				return nil, e.unsupported(e.peek().pos, "slices (x[a:b])")
+			}
 			var idx expr
 			if idx, err = e.or(); err != nil {
 				return nil, err
+			}
+			if e.isOp(":") {
+				return nil, e.unsupported(e.peek().pos, "slices (x[a:b])")
 			}
 			if err = e.expect("]"); err != nil {
 				return nil, err
@@ -446,6 +485,8 @@ func (e *exprParser) primary() (expr, error) {
 			defer func() { e.depth-- }()
 			x, err := e.postfix()
 			return &binExpr{op: "-", l: &litExpr{int64(0)}, r: x, pos: t.pos}, err
+		case "{":
+			return nil, e.unsupported(t.pos, "dict literals ({…})")
 		case "[":
 			l := &listExpr{}
 			for !e.isOp("]") {

@@ -160,12 +160,14 @@ func lex(src string, s string, base int) ([]token, error) {
 				two = s[i : i+2]
 			}
 			switch two {
-			case "==", "!=", "<=", ">=":
+			case "==", "!=", "<=", ">=", "//", "**":
 				out = append(out, token{tOp, two, base + i})
 				i += 2
 				continue
 			}
-			if strings.IndexByte("()[].,|~<>=+-", c) < 0 {
+			// * / % : { } are Jinja this subset does not run; the parser
+			// reports them as unsupported rather than as typos.
+			if strings.IndexByte("()[].,|~<>=+-*/%:{}", c) < 0 {
 				l, col := lineCol(src, base+i)
 				return nil, &Error{Line: l, Column: col, Msg: fmt.Sprintf("unexpected character %q", c)}
 			}

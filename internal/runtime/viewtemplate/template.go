@@ -38,7 +38,11 @@ type Error struct {
 	Line, Column int
 	Msg          string
 	Unsupported  bool
+	undefined    bool // a missing name or key, which default may replace
 }
+
+// undefined is what the default filter receives for a missing name.
+type undefined struct{}
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("%v: %d:%d: %s", ErrTemplate, e.Line, e.Column, e.Msg)
