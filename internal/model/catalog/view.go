@@ -107,17 +107,22 @@ func (c *Catalog) ViewServing(capability string) *View {
 }
 
 // ViewRelation returns the view relation output named relation of entity,
-// or nil: such relations are followed through the view's rows.
+// or nil: such relations are followed through the view's rows. The loader
+// refuses two views outputting one relation; should a catalog built
+// otherwise have them, the view first by name wins, never a random one.
 func (c *Catalog) ViewRelation(entity, relation string) (*View, *ViewRelationOutput) {
+	var best *View
+	var out *ViewRelationOutput
 	for _, v := range c.Views {
-		if v.Entity != entity {
+		if v.Entity != entity || best != nil && v.Name >= best.Name {
 			continue
 		}
 		for i := range v.Relations {
 			if v.Relations[i].Relation == relation {
-				return v, &v.Relations[i]
+				best, out = v, &v.Relations[i]
+				break
 			}
 		}
 	}
-	return nil, nil
+	return best, out
 }

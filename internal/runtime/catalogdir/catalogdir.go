@@ -67,6 +67,9 @@ type loader struct {
 	broken map[string]bool
 	// viewReasons holds why each view cannot run here (views.go).
 	viewReasons map[string][]string
+	// viewRels maps "Entity.relation" to the view that outputs it: one
+	// view per relation, so following it is never ambiguous.
+	viewRels map[string]string
 }
 
 func (l *loader) later(f func()) { l.checks = append(l.checks, f) }

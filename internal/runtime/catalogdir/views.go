@@ -66,7 +66,13 @@ type viewSite struct {
 	templates []string              // "not executable" reasons found in templates
 	fields    map[string]*yaml.Node // output fields
 	rels      map[string]*yaml.Node // relation outputs
+	ids       map[string]*yaml.Node // node ids
+	scopes    map[string]*yaml.Node // scope names
 }
+
+// viewEnvNodes is the name under which a computed node bind sees every
+// earlier node's first row (next to the scope values and node ids).
+const viewEnvNodes = "nodes"
 
 func (l *loader) parseView(p *parser, ctx string, key, val *yaml.Node) {
 	o := p.object(ctx, key, val, viewKeys)
@@ -75,7 +81,7 @@ func (l *loader) parseView(p *parser, ctx string, key, val *yaml.Node) {
 	}
 	v := &catalog.View{Name: key.Value, Description: o.str("description"), Capability: o.name("capability"), Entity: o.name("entity")}
 	l.entityRef(p, o.sub("entity"), o.val("entity"), v.Entity)
-	s := &viewSite{p: p, v: v, caps: map[string]*yaml.Node{}, fields: map[string]*yaml.Node{}, rels: map[string]*yaml.Node{}}
+	s := &viewSite{p: p, v: v, caps: map[string]*yaml.Node{}, fields: map[string]*yaml.Node{}, rels: map[string]*yaml.Node{}, ids: map[string]*yaml.Node{}, scopes: map[string]*yaml.Node{}}
 	if n := o.val("scope"); n != nil {
 		l.viewScope(s, o.sub("scope"), n)
 	}
@@ -114,13 +120,17 @@ func (l *loader) viewScope(s *viewSite, ctx string, n *yaml.Node) {
 			return
 		}
 		sp := catalog.ViewScopeParam{Name: name, ValueRef: so.optName("value_ref"), Required: so.boolean("required"), Inject: so.optOneOf("inject", viewInjects)}
+		nameAt := at
 		if sp.Name == "" {
-			sp.Name = so.name("name")
+			sp.Name, nameAt = so.name("name"), so.val("name")
 		} else if so.has("name") && so.str("name") != name {
 			s.p.errorf(so.val("name"), "%s: names %q under the key %q", so.sub("name"), so.str("name"), name)
 		}
 		if sp.ValueRef != "" {
 			l.valueRef(s.p, so.sub("value_ref"), so.val("value_ref"), sp.ValueRef)
+		}
+		if sp.Name != "" && s.scopes[sp.Name] == nil {
+			s.scopes[sp.Name] = nameAt
 		}
 		s.v.Scope = append(s.v.Scope, sp)
 	}
@@ -146,13 +156,17 @@ func (l *loader) viewNodes(s *viewSite, ctx string, n *yaml.Node) {
 		if no == nil {
 			return
 		}
+		idAt := at
 		if id == "" {
-			id = no.name("id")
+			id, idAt = no.name("id"), no.val("id")
 		}
 		if id != "" && ids[id] {
 			s.p.errorf(at, "%s: node id %q is used twice", label(c), id)
 		}
 		ids[id] = true
+		if id != "" && s.ids[id] == nil {
+			s.ids[id] = idAt
+		}
 		node := catalog.ViewNode{ID: id, Capability: no.name("capability")}
 		if node.Capability != "" {
 			s.caps[node.Capability] = no.val("capability")
@@ -309,6 +323,7 @@ func (l *loader) checkView(s *viewSite, o *object) {
 			p.errorf(r.at, "%s: node %q runs after this one; a node's binds read only the nodes before it", r.ctx, r.node)
 		}
 	}
+	l.checkViewNames(s, o)
 	for name, at := range s.caps {
 		if l.cat.Capabilities[name] == nil && !l.broken["capability:"+name] {
 			p.errorf(at, "views.%s.nodes: %s", v.Name, p.unknownRefOf("capability", name, "", l.capNames))
@@ -341,11 +356,46 @@ func (l *loader) checkView(s *viewSite, o *object) {
 			p.errorf(s.rels[r.Relation], "%s.relation_outputs: %s", o.ctx, p.unknownRefOf("relation", r.Relation, v.Entity, keysOf(e.Relations)))
 		case rel.Target != r.Target && r.Target != "":
 			p.errorf(s.rels[r.Relation], "%s.relation_outputs: relation %s of %s targets %s, not %s", o.ctx, r.Relation, v.Entity, rel.Target, r.Target)
+		default:
+			l.checkViewRelation(s, o, r)
 		}
 	}
 	if len(s.templates) > 0 {
 		l.viewWhy(v, strings.Join(s.templates, "; "))
 	}
+}
+
+// checkViewNames refuses names that would shadow one another where a
+// computed bind reads them: its template sees the scope values, each
+// earlier node's first row under the node's id, and all of them under
+// "nodes"; a node id equal to a scope name would silently replace the
+// scope value.
+func (l *loader) checkViewNames(s *viewSite, o *object) {
+	for _, id := range sortedKeys(s.ids) {
+		switch {
+		case id == viewEnvNodes:
+			s.p.errorf(s.ids[id], "%s.nodes: node id %q is reserved (templates read every node's row under it)", o.ctx, id)
+		case s.scopes[id] != nil:
+			s.p.errorf(s.ids[id], "%s.nodes: node id %q is also a scope name; a template could not tell the two apart", o.ctx, id)
+		}
+	}
+	if at := s.scopes[viewEnvNodes]; at != nil {
+		s.p.errorf(at, "%s.scope: scope name %q is reserved (templates read every node's row under it)", o.ctx, viewEnvNodes)
+	}
+}
+
+// checkViewRelation refuses a relation of one entity output by two views:
+// a hop along it could not tell which view's rows to follow.
+func (l *loader) checkViewRelation(s *viewSite, o *object, r catalog.ViewRelationOutput) {
+	key := s.v.Entity + "." + r.Relation
+	if l.viewRels == nil {
+		l.viewRels = map[string]string{}
+	}
+	if other, ok := l.viewRels[key]; ok && other != s.v.Name {
+		s.p.errorf(s.rels[r.Relation], "%s.relation_outputs: relation %s of %s is already output by view %s; one relation has one view", o.ctx, r.Relation, s.v.Entity, other)
+		return
+	}
+	l.viewRels[key] = s.v.Name
 }
 
 // viewWhy records why a view cannot run here; finishViews passes it on to

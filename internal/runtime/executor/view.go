@@ -143,6 +143,11 @@ func bindValue(view, stepID string, b plan.ViewBind, scope map[string]any, first
 			vars[k] = v
 		}
 		for k, v := range firsts {
+			if _, dup := vars[k]; dup || k == "nodes" {
+				// The loader refuses such ids; never let one replace a
+				// scope value silently.
+				return nil, fmt.Errorf("%w %s: step id %s is also a scope name", ErrView, view, k)
+			}
 			vars[k] = v
 		}
 		vars["nodes"] = firsts

@@ -167,3 +167,24 @@ func BenchmarkViewBaselineFetches(b *testing.B) {
 		fe.compiled, fe.decoded = nil, nil
 	}
 }
+
+// TestViewStepIDNeverShadowsScope: a step id equal to a scope name (the
+// loader refuses it) must not silently replace the scope value a
+// computed bind reads.
+func TestViewStepIDNeverShadowsScope(t *testing.T) {
+	b := plan.ViewBind{Var: "q", Kind: "computed", Template: "project={{ project }}"}
+	scope := map[string]any{"project": "CORE"}
+	for _, firsts := range []map[string]any{
+		{"project": map[string]any{"key": "OTHER"}},
+		{"project": map[string]any{}},
+		{"nodes": map[string]any{}},
+	} {
+		if v, err := bindValue("v", "s2", b, scope, firsts); !errors.Is(err, ErrView) {
+			t.Errorf("firsts %v: rendered %v, %v; want ErrView", firsts, v, err)
+		}
+	}
+	v, err := bindValue("v", "s2", b, scope, map[string]any{"row": map[string]any{"key": "OTHER"}})
+	if err != nil || v != "project=CORE" {
+		t.Errorf("got %v, %v; want project=CORE", v, err)
+	}
+}
