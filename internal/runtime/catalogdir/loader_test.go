@@ -47,10 +47,15 @@ func dirFS(t testing.TB, dir, prefix string, into fstest.MapFS) fstest.MapFS {
 
 func i64(v int64) *int64 { return &v }
 
-// TestTrackerGolden loads the REST fixture and compares its JSON form (the
-// form shipped to the guest) with testdata/tracker.golden.json.
+// sharedTracker is the tracker-like catalog every package's tests share
+// (testdata/README.md at the top). This package cannot import
+// internal/fixture, which imports it, so it names the directory.
+const sharedTracker = "../../../testdata/catalogs/tracker"
+
+// TestTrackerGolden loads the shared REST fixture and compares its JSON form
+// (the form shipped to the guest) with testdata/tracker.golden.json.
 func TestTrackerGolden(t *testing.T) {
-	c := mustLoadPath(t, "testdata/good/tracker")
+	c := mustLoadPath(t, sharedTracker)
 	got, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -61,30 +66,31 @@ func TestTrackerGolden(t *testing.T) {
 // TestTrackerModel checks the parts of the REST fixture whose Go types JSON
 // would blur: int64 literals, null stop values, pointers and orders.
 func TestTrackerModel(t *testing.T) {
-	c := mustLoadPath(t, "testdata/good/tracker")
+	c := mustLoadPath(t, sharedTracker)
 	if c.EntryID != "tracker" || c.Version != 1 || !reflect.DeepEqual(c.Auth, catalog.Auth{Scheme: "bearer_token", Env: "TRACKER_TOKEN"}) {
 		t.Errorf("header: %q v%d %+v", c.EntryID, c.Version, c.Auth)
 	}
-	if !reflect.DeepEqual(c.RegistryAliases, []string{"issues", "bugtracker"}) {
+	if !reflect.DeepEqual(c.RegistryAliases, []string{"trk"}) {
 		t.Errorf("aliases %v", c.RegistryAliases)
 	}
 	issue := c.Entities["Issue"]
-	if want := []string{"id", "project_id", "title", "body", "state", "labels", "assignee", "created_at", "due_on", "locked"}; !reflect.DeepEqual(issue.FieldOrder, want) {
+	if want := []string{"id", "project_id", "title", "status", "assignee_id", "score", "votes", "body"}; !reflect.DeepEqual(issue.FieldOrder, want) {
 		t.Errorf("field order %v", issue.FieldOrder)
 	}
-	if want := []string{"comments", "assignee_user", "watchers"}; !reflect.DeepEqual(issue.RelOrder, want) {
+	if want := []string{"comments", "labels", "assignee"}; !reflect.DeepEqual(issue.RelOrder, want) {
 		t.Errorf("relation order %v", issue.RelOrder)
 	}
-	if got := issue.Fields["assignee"].Path; !reflect.DeepEqual(got, []string{"assignee", "login"}) {
+	repo := c.Entities["Repo"]
+	if got := repo.Fields["pushed_by"].Path; !reflect.DeepEqual(got, []string{"pusher", "login"}) {
 		t.Errorf("dotted path %v", got)
 	}
-	if got := issue.Relations["watchers"].Materialize.Path; !reflect.DeepEqual(got, []catalog.PathStep{{Key: "watchers"}, {Wildcard: true}, {Key: "user"}}) {
-		t.Errorf("watchers path %v", got)
+	if got := repo.Relations["stargazers"].Materialize.Path; !reflect.DeepEqual(got, []catalog.PathStep{{Key: "stargazers"}, {Wildcard: true}, {Key: "user"}}) {
+		t.Errorf("stargazers path %v", got)
 	}
-	if got := c.Entities["Project"].Relations["issues"].Materialize; !reflect.DeepEqual(got, catalog.Materialize{Kind: catalog.QueryScopedBindings, Capability: "issue_query", Bindings: map[string]string{"project_id": "id"}}) {
+	if got := issue.Relations["assignee"].Materialize; !reflect.DeepEqual(got, catalog.Materialize{Kind: catalog.QueryScopedBindings, Capability: "user_query", Bindings: map[string]string{"user_id": "assignee_id", "project": "project_id"}}) {
 		t.Errorf("bindings %+v", got)
 	}
-	q := c.Mappings["issue_query"]
+	q := c.Mappings["member_query"]
 	wantPage := &catalog.Pagination{
 		Params:     map[string]catalog.PageParam{"offset": {Counter: i64(0), Step: 50}, "limit": {Fixed: int64(50)}},
 		ParamOrder: []string{"offset", "limit"},
@@ -94,23 +100,23 @@ func TestTrackerModel(t *testing.T) {
 	if !reflect.DeepEqual(q.Pagination, wantPage) {
 		t.Errorf("offset pagination:\n got %#v\nwant %#v", q.Pagination, wantPage)
 	}
-	if want := []catalog.Segment{{Type: "literal", Value: "projects"}, {Type: "var", Name: "project_id"}, {Type: "literal", Value: "issues"}, {Type: "literal"}}; !reflect.DeepEqual(q.Path, want) {
+	if want := []catalog.Segment{{Type: "literal", Value: "members"}, {Type: "literal"}}; !reflect.DeepEqual(q.Path, want) {
 		t.Errorf("path %+v", q.Path)
 	}
 	if !reflect.DeepEqual(q.Response, &catalog.Response{ItemsPath: []string{"results"}}) {
 		t.Errorf("results_list became %+v", q.Response)
 	}
-	if got := c.Mappings["issue_search"].Query.Fields[1].Value.Value; got != int64(1) {
+	if got := c.Mappings["user_search"].Query.Fields[1].Value.Value; got != int64(1) {
 		t.Errorf("const 1 decoded as %T %v", got, got)
 	}
-	if got := c.Mappings["comment_query"].Pagination; !reflect.DeepEqual(got.StopWhen, &catalog.StopWhen{Field: "has_more", Absent: true}) || got.Params["page"].Max != 100 || *got.Params["page"].Counter != 1 {
-		t.Errorf("comment pagination %+v", got)
+	if got := c.Mappings["label_search"].Pagination; !reflect.DeepEqual(got.StopWhen, &catalog.StopWhen{Field: "has_more", Absent: true}) || got.Params["page"].Max != 100 || *got.Params["page"].Counter != 1 {
+		t.Errorf("label pagination %+v", got)
 	}
 	for name, want := range map[string]*catalog.Response{
-		"comment_query": {Items: true},
-		"issue_get":     {Single: true},
-		"issue_search":  {ItemsPath: []string{"hits"}, ItemInnerKey: "issue"},
-		"issue_delete":  nil,
+		"label_search": {Items: true},
+		"issue_get":    {Single: true},
+		"user_search":  {ItemsPath: []string{"hits"}, ItemInnerKey: "user"},
+		"issue_delete": nil,
 	} {
 		if got := c.Mappings[name].Response; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s response %+v, want %+v", name, got, want)
@@ -255,9 +261,9 @@ func combine(t *testing.T, dir string) []byte {
 }
 
 func TestCombinedForm(t *testing.T) {
-	for _, name := range []string{"linear", "tracker"} {
-		split := mustLoadPath(t, "testdata/good/"+name)
-		data := combine(t, "testdata/good/"+name)
+	for name, src := range map[string]string{"linear": "testdata/good/linear", "tracker": sharedTracker} {
+		split := mustLoadPath(t, src)
+		data := combine(t, src)
 		fsys := fstest.MapFS{
 			"cats/" + name + CombinedSuffix:                 {Data: data},
 			"wrapped/" + name + "/" + name + CombinedSuffix: {Data: data},
@@ -354,7 +360,7 @@ func TestLoadPathErrors(t *testing.T) {
 }
 
 func TestLoadAll(t *testing.T) {
-	fsys := dirFS(t, "testdata/good/tracker", "cats/tracker", nil)
+	fsys := dirFS(t, sharedTracker, "cats/tracker", nil)
 	dirFS(t, "testdata/good/linear", "cats/linear", fsys)
 	pets, err := os.ReadFile("testdata/good/pets.cgs.yaml")
 	if err != nil {
