@@ -133,7 +133,7 @@ func TestTrackerModel(t *testing.T) {
 	}
 }
 
-// linearWant is the exact model of testdata/good/linear.
+// linearWant is the exact model of testdata/catalogs/linear (the shared GraphQL tracker).
 func linearWant() *catalog.Catalog {
 	v := func(name string) *catalog.Expr { return &catalog.Expr{Type: "var", Name: name} }
 	k := func(x any) *catalog.Expr { return &catalog.Expr{Type: "const", Value: x} }
@@ -228,7 +228,7 @@ func linearWant() *catalog.Catalog {
 }
 
 func TestLinearExactModel(t *testing.T) {
-	got := mustLoadPath(t, "testdata/good/linear")
+	got := mustLoadPath(t, "../../../testdata/catalogs/linear")
 	want := linearWant()
 	want.Digest = got.Digest
 	if !reflect.DeepEqual(got, want) {
@@ -261,7 +261,7 @@ func combine(t *testing.T, dir string) []byte {
 }
 
 func TestCombinedForm(t *testing.T) {
-	for name, src := range map[string]string{"linear": "testdata/good/linear", "tracker": sharedTracker} {
+	for name, src := range map[string]string{"linear": "../../../testdata/catalogs/linear", "tracker": sharedTracker} {
 		split := mustLoadPath(t, src)
 		data := combine(t, src)
 		fsys := fstest.MapFS{
@@ -298,7 +298,7 @@ func TestCombinedForm(t *testing.T) {
 }
 
 func TestLoadForms(t *testing.T) {
-	good := dirFS(t, "testdata/good/linear", "a/linear", nil)
+	good := dirFS(t, "../../../testdata/catalogs/linear", "a/linear", nil)
 	tests := []struct {
 		name    string
 		fsys    fstest.MapFS
@@ -361,7 +361,7 @@ func TestLoadPathErrors(t *testing.T) {
 
 func TestLoadAll(t *testing.T) {
 	fsys := dirFS(t, sharedTracker, "cats/tracker", nil)
-	dirFS(t, "testdata/good/linear", "cats/linear", fsys)
+	dirFS(t, "../../../testdata/catalogs/linear", "cats/linear", fsys)
 	pets, err := os.ReadFile("testdata/good/pets.cgs.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -374,7 +374,7 @@ func TestLoadAll(t *testing.T) {
 	fsys["cats/alsobroken.cgs.yaml"] = &fstest.MapFile{Data: []byte("version: 1\nvalues: {a: {type: nope}}\n")}
 	fsys["cats/empty/notes.txt"] = &fstest.MapFile{Data: []byte("x")}
 	// linear.cgs.yaml would duplicate the linear directory's entry id.
-	fsys["cats/linear.cgs.yaml"] = &fstest.MapFile{Data: combine(t, "testdata/good/linear")}
+	fsys["cats/linear.cgs.yaml"] = &fstest.MapFile{Data: combine(t, "../../../testdata/catalogs/linear")}
 	// An alias that names another entry is reported without dropping either.
 	fsys["cats/shadow.cgs.yaml"] = &fstest.MapFile{Data: []byte("version: 1\nregistry_aliases: [pets]\n")}
 
@@ -404,15 +404,15 @@ func TestLoadAll(t *testing.T) {
 	if _, err := LoadAll(fsys, "missing"); err == nil || errors.As(err, &list) {
 		t.Errorf("unreadable root: %v", err)
 	}
-	good := dirFS(t, "testdata/good/linear", "r/linear", nil)
+	good := dirFS(t, "../../../testdata/catalogs/linear", "r/linear", nil)
 	if cats, err := LoadAll(good, "r"); err != nil || len(cats) != 1 {
 		t.Errorf("clean root: %d catalogs, %v", len(cats), err)
 	}
 }
 
 func TestDigest(t *testing.T) {
-	a := dirFS(t, "testdata/good/linear", "one/linear", nil)
-	b := dirFS(t, "testdata/good/linear", "two/other", nil)
+	a := dirFS(t, "../../../testdata/catalogs/linear", "one/linear", nil)
+	b := dirFS(t, "../../../testdata/catalogs/linear", "two/other", nil)
 	ca, err := Load(a, "one/linear", "")
 	if err != nil {
 		t.Fatal(err)
