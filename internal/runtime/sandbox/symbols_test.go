@@ -4,10 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/symbol"
-	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 )
 
 // TestPlanSendsSymbolsOnce checks through the engine module that a plan
@@ -18,23 +16,9 @@ import (
 func TestPlanSendsSymbolsOnce(t *testing.T) {
 	ctx := context.Background()
 	obs := &exportCounter{n: map[string]int{}}
-	h, err := New(ctx, Config{CacheDir: testCacheDir, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	m, err := h.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	lim := DefaultLimits()
 	lim.MaxInstances = 1
-	eng := NewEngine(h.Tenant("sym", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: lim}))
-	defer eng.Close()
+	eng := demoEngine(t, obs, "sym", lim)
 
 	var sm symbol.Map
 	sm.Add(symbol.Wave{Entities: []symbol.Entity{{EntryID: "tracker", Name: "Issue"}}})

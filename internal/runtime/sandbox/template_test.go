@@ -42,21 +42,7 @@ func (c *exportCounter) count(export string) int {
 func TestCompileUsesTemplate(t *testing.T) {
 	ctx := context.Background()
 	obs := &exportCounter{n: map[string]int{}}
-	h, err := New(ctx, Config{CacheDir: testCacheDir, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	m, err := h.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := NewEngine(h.Tenant("tpl", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: DefaultLimits()}))
-	defer eng.Close()
+	eng := demoEngine(t, obs, "tpl", DefaultLimits())
 
 	get := func(id any) *abi.CompileRequest {
 		return &abi.CompileRequest{EntryID: "tracker", Capability: "issue_get", Vars: map[string]any{"id": id}}
@@ -116,21 +102,7 @@ func TestCompileUsesTemplate(t *testing.T) {
 // guest (plasm_compile, what it did before templates).
 func BenchmarkCompileGet(b *testing.B) {
 	ctx := context.Background()
-	h, err := New(ctx, Config{CacheDir: testCacheDir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
-	m, err := h.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng := NewEngine(h.Tenant("bench-compile", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: DefaultLimits()}))
-	defer eng.Close()
+	eng := demoEngine(b, nil, "bench-compile", DefaultLimits())
 	reqs := map[string]*abi.CompileRequest{
 		"get": {EntryID: "tracker", Capability: "issue_get", Vars: map[string]any{"id": "iss-1"}},
 		"page": {EntryID: "tracker", Capability: "issue_query", Vars: map[string]any{"status": "open"},
@@ -168,23 +140,9 @@ func BenchmarkCompileGet(b *testing.B) {
 // when the capability has a template, while a small call still fills it.
 func TestTemplateKeepsInputLimit(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, Config{CacheDir: testCacheDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	m, err := h.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	lim := DefaultLimits()
 	lim.MaxInput = 4096
-	eng := NewEngine(h.Tenant("tpl-limit", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: lim}))
-	defer eng.Close()
+	eng := demoEngine(t, nil, "tpl-limit", lim)
 	get := func(id string) *abi.CompileRequest {
 		return &abi.CompileRequest{EntryID: "tracker", Capability: "issue_get", Vars: map[string]any{"id": id}}
 	}
@@ -198,4 +156,28 @@ func TestTemplateKeepsInputLimit(t *testing.T) {
 	if !errors.Is(err, ErrInputTooLarge) {
 		t.Fatalf("20,000-byte id under a 4,096-byte input limit: %v, %v; want ErrInputTooLarge", got, err)
 	}
+}
+
+// demoEngine starts a host with obs (nil: none), the committed engine and
+// the demo catalogs (at an origin nothing listens on), and returns an
+// Engine for tenant name under lim; everything is closed when tb ends.
+func demoEngine(tb testing.TB, obs Observer, name string, lim Limits) *Engine {
+	tb.Helper()
+	ctx := context.Background()
+	h, err := New(ctx, Config{CacheDir: testCacheDir, Observer: obs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { h.Close(ctx) })
+	m, err := h.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	eng := NewEngine(h.Tenant(name, TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: lim}))
+	tb.Cleanup(eng.Close)
+	return eng
 }
