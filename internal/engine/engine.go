@@ -26,6 +26,9 @@ type Engine struct {
 	catalogs map[string]*catalog.Catalog
 	symbols  map[string]*symbol.Map // by digest; see abi.PlanRequest.SymbolsDigest
 	out      []byte                 // reused output buffer
+	// plans keeps the planner's buffers between plan calls; each plan is
+	// encoded into out before the next call can reuse them.
+	plans lang.Scratch
 }
 
 // maxSymbolMaps bounds the decoded maps an instance keeps: enough for the
@@ -100,7 +103,7 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 		if req.Symbols, aerr = e.symbolMap(req.SymbolsDigest, payload); aerr != nil {
 			return e.fail(aerr)
 		}
-		p, aerr := lang.Plan(&req, e.catalogs)
+		p, aerr := e.plans.Plan(&req, e.catalogs)
 		if aerr != nil {
 			return e.fail(aerr)
 		}

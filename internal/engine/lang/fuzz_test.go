@@ -9,7 +9,8 @@ import (
 
 // FuzzPlan checks that any program yields exactly one of a plan or an
 // error, never a panic, that errors about the program carry a position, and
-// that every plan is structurally sound and encodable.
+// that every plan is structurally sound and encodable, and that a reused
+// Scratch plans it exactly as a fresh Plan does.
 func FuzzPlan(f *testing.F) {
 	for _, tc := range goldenCases {
 		f.Add(tc.program)
@@ -44,5 +45,6 @@ func FuzzPlan(f *testing.F) {
 				t.Fatalf("Plan(%q): plan does not encode: %v", program, jerr)
 			}
 		}
+		planBoth(t, &abi.PlanRequest{Program: program, Entries: onlyTracker, Symbols: syms}, cats)
 	})
 }

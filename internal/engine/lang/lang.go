@@ -30,6 +30,36 @@ const (
 
 // Plan turns a program into a plan against the loaded catalogs.
 func Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalog) (*plan.Plan, *abi.Error) {
+	var s Scratch
+	return s.Plan(req, catalogs)
+}
+
+// Scratch plans programs like Plan but keeps its working buffers (tokens,
+// plan nodes, label tables) from one call to the next, so a warm caller
+// allocates little per program. In the Wasm guest every allocation, and
+// the garbage collection it brings, costs many times what it does natively;
+// an engine instance, which serves one call at a time and encodes each plan
+// before taking the next call, holds one Scratch.
+//
+// The plan a Scratch returns shares memory with it: it is valid only until
+// the Scratch's next call. A Scratch is not safe for concurrent use. The
+// zero value is ready to use.
+type Scratch struct {
+	toks       []token
+	opens      []pos
+	nodes      []plan.Node
+	entries    []*catalog.Catalog
+	labels     map[string]*bound
+	boundLater map[string]pos
+}
+
+// maxKeptTokens bounds the token buffer a Scratch keeps between calls, so
+// one huge program does not pin megabytes in an instance for good.
+const maxKeptTokens = 4096
+
+// Plan turns a program into a plan against the loaded catalogs. The plan
+// is valid until the next call on s.
+func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalog) (*plan.Plan, *abi.Error) {
 	if req == nil {
 		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "plan request is missing"}
 	}
@@ -38,7 +68,11 @@ func Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalog) (*plan.Pla
 		return nil, errAt(posOf(src, MaxProgram), abi.CodeBadRequest,
 			fmt.Sprintf("program is %d bytes; the limit is %d", len(src), MaxProgram), "split the work into several programs")
 	}
-	toks, err := lex(src)
+	lx := &lexer{src: src, line: 1, col: 1, toks: s.toks[:0], opens: s.opens[:0], lineStart: true}
+	toks, err := lx.lex()
+	if cap(lx.toks) <= maxKeptTokens {
+		s.toks, s.opens = lx.toks[:0], lx.opens[:0]
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +86,16 @@ func Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalog) (*plan.Pla
 	if err := checkSupported(lines); err != nil {
 		return nil, err
 	}
-	p := &planner{req: req, src: src, entries: sessionEntries(req, catalogs)}
-	return p.program(lines)
+	if s.labels == nil {
+		s.labels, s.boundLater = map[string]*bound{}, map[string]pos{}
+	}
+	clear(s.labels)
+	clear(s.boundLater)
+	s.entries = sessionEntries(req, catalogs, s.entries[:0])
+	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: s.labels, boundLater: s.boundLater}
+	pl, err := p.program(lines)
+	s.nodes = p.nodes[:0]
+	return pl, err
 }
 
 // posOf is the line:column of byte offset off.

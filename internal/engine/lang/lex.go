@@ -105,7 +105,15 @@ type lexer struct {
 }
 
 func lex(src string) ([]token, *abi.Error) {
-	lx := &lexer{src: src, line: 1, col: 1, toks: make([]token, 0, len(src)/2+2), lineStart: true}
+	lx := &lexer{src: src, line: 1, col: 1, lineStart: true}
+	return lx.lex()
+}
+
+// lex lexes lx.src, appending to lx.toks (which may be a reused buffer).
+func (lx *lexer) lex() ([]token, *abi.Error) {
+	if want := len(lx.src)/2 + 2; cap(lx.toks) < want {
+		lx.toks = make([]token, 0, want)
+	}
 	if err := lx.run(); err != nil {
 		return nil, lx.strayAfter(err)
 	}
@@ -115,6 +123,8 @@ func lex(src string) ([]token, *abi.Error) {
 func (lx *lexer) here() pos { return pos{lx.line, lx.col} }
 
 // advance consumes one character (a rune, or one byte of invalid UTF-8).
+// Hot paths that know they stand on ASCII other than a newline use step
+// instead: in the Wasm guest a call costs more than the work.
 func (lx *lexer) advance() {
 	c := lx.src[lx.off]
 	if c == '\n' {
@@ -130,6 +140,12 @@ func (lx *lexer) advance() {
 		lx.off += n
 	}
 	lx.col++
+}
+
+// step consumes n ASCII characters, none of them a newline.
+func (lx *lexer) step(n int) {
+	lx.off += n
+	lx.col += n
 }
 
 func (lx *lexer) peekAt(i int) byte {
@@ -161,7 +177,7 @@ func (lx *lexer) run() *abi.Error {
 		start := lx.off
 		switch {
 		case c == ' ' || c == '\t' || c == '\r':
-			lx.advance()
+			lx.step(1)
 			lx.spaced = true
 		case c == '\n':
 			lx.advance()
@@ -173,9 +189,13 @@ func (lx *lexer) run() *abi.Error {
 		case c == ';' && lx.peekAt(1) == ';':
 			lx.comment()
 		case isIdentStart(c):
-			for lx.off < len(lx.src) && isIdentPart(lx.src[lx.off]) {
-				lx.advance()
+			// Identifier characters are ASCII and never a newline, so the
+			// column moves by the byte count.
+			n := 0
+			for start+n < len(lx.src) && isIdentPart(lx.src[start+n]) {
+				n++
 			}
+			lx.step(n)
 			if err := lx.strayTag(start, p); err != nil {
 				return err
 			}
@@ -193,8 +213,7 @@ func (lx *lexer) run() *abi.Error {
 				return err
 			}
 		case c == '.' && lx.peekAt(1) == '.':
-			lx.advance()
-			lx.advance()
+			lx.step(2)
 			lx.emit(tDotDot, start, p, "")
 		case c == '$':
 			return lx.dollar(p)
@@ -223,8 +242,9 @@ func (lx *lexer) run() *abi.Error {
 }
 
 func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
-	two := func(k tokKind) { lx.advance(); lx.advance(); lx.emit(k, start, p, "") }
-	one := func(k tokKind) { lx.advance(); lx.emit(k, start, p, "") }
+	// Every punctuation character is ASCII.
+	two := func(k tokKind) { lx.step(2); lx.emit(k, start, p, "") }
+	one := func(k tokKind) { lx.step(1); lx.emit(k, start, p, "") }
 	switch c {
 	case '(', '{', '[':
 		if lx.depth >= maxDepth {
@@ -337,6 +357,19 @@ func (lx *lexer) number(start int, p pos) *abi.Error {
 
 func (lx *lexer) str(start int, p pos) *abi.Error {
 	lx.advance() // opening quote
+	// Most strings have no escape: their value is the text between the
+	// quotes, taken without copying.
+	for i := lx.off; i < len(lx.src); i++ {
+		if c := lx.src[i]; c == '"' {
+			lx.col += utf8.RuneCountInString(lx.src[lx.off:i]) + 1
+			body := lx.src[lx.off:i]
+			lx.off = i + 1
+			lx.emit(tString, start, p, body)
+			return nil
+		} else if c == '\\' || c == '\n' {
+			break
+		}
+	}
 	var b strings.Builder
 	for {
 		if lx.off >= len(lx.src) || lx.src[lx.off] == '\n' {

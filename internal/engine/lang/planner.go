@@ -69,8 +69,9 @@ type guardKey struct {
 }
 
 func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
-	p.labels = map[string]*bound{}
-	p.boundLater = map[string]pos{}
+	if p.labels == nil {
+		p.labels, p.boundLater = map[string]*bound{}, map[string]pos{}
+	}
 	for _, ln := range lines {
 		if ln.label != nil {
 			if _, dup := p.boundLater[ln.label.text]; !dup {

@@ -22,9 +22,7 @@ func (x ent) qualified() string { return x.cat.EntryID + ":" + x.name }
 // sessionEntries returns the catalogs a program may use, in session order.
 // With no entries listed every loaded catalog is usable (native callers and
 // tests); the host always lists the session's entries.
-func sessionEntries(req *abi.PlanRequest, cats map[string]*catalog.Catalog) []*catalog.Catalog {
-	var out []*catalog.Catalog
-	seen := map[string]bool{}
+func sessionEntries(req *abi.PlanRequest, cats map[string]*catalog.Catalog, out []*catalog.Catalog) []*catalog.Catalog {
 	if len(req.Entries) == 0 {
 		ids := make([]string, 0, len(cats))
 		for id, c := range cats {
@@ -38,9 +36,10 @@ func sessionEntries(req *abi.PlanRequest, cats map[string]*catalog.Catalog) []*c
 		}
 		return out
 	}
-	for _, id := range req.Entries {
-		if c := cats[id]; c != nil && !seen[id] {
-			seen[id] = true
+	for i, id := range req.Entries {
+		// A repeated id is skipped; sessions list a handful of entries, so
+		// a scan is cheaper than a set (string hashing is slow in Wasm).
+		if c := cats[id]; c != nil && !slices.Contains(req.Entries[:i], id) {
 			out = append(out, c)
 		}
 	}

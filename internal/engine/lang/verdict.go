@@ -1,8 +1,8 @@
 package lang
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/plasmd/plasmd/internal/model/plan"
 )
@@ -57,7 +57,9 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 	if len(reasons) > 0 {
 		pl.Verdict, pl.Reasons = plan.VerdictReview, reasons
 	}
-	pl.Summary = fmt.Sprintf("plan %s · %dn %dr → %s", pl.Verdict, len(p.nodes), len(roots), shape(p.nodes, roots))
+	// Concatenation, not fmt: every plan pays for this line, and fmt is
+	// among the slowest code in the Wasm guest.
+	pl.Summary = "plan " + pl.Verdict + " · " + strconv.Itoa(len(p.nodes)) + "n " + strconv.Itoa(len(roots)) + "r → " + shape(p.nodes, roots)
 	return pl
 }
 
@@ -108,9 +110,11 @@ func shape(nodes []plan.Node, roots []plan.Root) string {
 			owner[i] = -1
 		}
 		independent := true
+		seen := make([]bool, len(nodes))
+		var stack []int
 		for ri, r := range roots {
-			stack := []int{r.Node}
-			seen := map[int]bool{}
+			stack = append(stack[:0], r.Node)
+			clear(seen)
 			for len(stack) > 0 && independent {
 				id := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
@@ -126,8 +130,8 @@ func shape(nodes []plan.Node, roots []plan.Root) string {
 			}
 		}
 		if independent {
-			return fmt.Sprintf("parallel(%d)", len(roots))
+			return "parallel(" + strconv.Itoa(len(roots)) + ")"
 		}
 	}
-	return fmt.Sprintf("sequence(%d)", slices.Max(depth))
+	return "sequence(" + strconv.Itoa(slices.Max(depth)) + ")"
 }
