@@ -30,7 +30,7 @@ const (
 
 // Plan turns a program into a plan against the loaded catalogs.
 func Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalog) (*plan.Plan, *abi.Error) {
-	var s Scratch
+	s := Scratch{oneOff: true}
 	return s.Plan(req, catalogs)
 }
 
@@ -51,6 +51,10 @@ type Scratch struct {
 	entries    []*catalog.Catalog
 	labels     map[string]*bound
 	boundLater map[string]pos
+	ast        astArena
+	// oneOff marks the Scratch of a single Plan call: it parses into
+	// plain allocations, there being no next call to reuse slabs.
+	oneOff bool
 }
 
 // maxKeptTokens bounds the token buffer a Scratch keeps between calls, so
@@ -79,7 +83,13 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	if err := expand(toks, req.Symbols); err != nil {
 		return nil, err
 	}
-	lines, err := parse(toks)
+	arena := &s.ast
+	if s.oneOff {
+		arena = nil
+	} else {
+		arena.reset()
+	}
+	lines, err := parse(toks, arena)
 	if err != nil {
 		return nil, err
 	}

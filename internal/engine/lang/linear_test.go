@@ -64,5 +64,5 @@ func lexParse(src string) {
 	if expand(toks, testSymbols()) != nil {
 		return
 	}
-	_, _ = parse(toks)
+	_, _ = parse(toks, nil)
 }

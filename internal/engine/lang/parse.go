@@ -10,11 +10,17 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	a     *astArena
 }
 
-func parse(toks []token) ([]*line, *abi.Error) {
-	ps := &parser{toks: toks}
-	var lines []*line
+// parse parses toks into lines whose nodes come from a (a fresh arena when
+// a is nil).
+func parse(toks []token, a *astArena) ([]*line, *abi.Error) {
+	if a == nil {
+		a = oneOff()
+	}
+	ps := &parser{toks: toks, a: a}
+	lines := a.lineRefs.slice(8)
 	for {
 		ps.skipNL()
 		if ps.peek().kind == tEOF {
@@ -134,21 +140,22 @@ func (ps *parser) qualName(want string) (name, *abi.Error) {
 
 func (ps *parser) line() (*line, *abi.Error) {
 	t := ps.peek()
-	ln := &line{p: t.p}
+	ln := ps.a.lines.put(line{p: t.p})
 	if t.kind == tIdent && ps.peekN(1).kind == tEq {
 		lbl, err := ps.ident("label")
 		if err != nil {
 			return nil, err
 		}
-		ln.label = &lbl
+		ln.label = ps.a.names.put(lbl)
 		ps.next()
 		r, err := ps.rhs()
 		if err != nil {
 			return nil, err
 		}
-		ln.rhs = []*rhs{r}
+		ln.rhs = append(ps.a.rhsRefs.slice(1), r)
 		return ln, nil
 	}
+	ln.rhs = ps.a.rhsRefs.slice(4)
 	for {
 		r, err := ps.rhs()
 		if err != nil {
@@ -167,12 +174,12 @@ func (ps *parser) line() (*line, *abi.Error) {
 
 func (ps *parser) rhs() (*rhs, *abi.Error) {
 	t := ps.peek()
-	r := &rhs{p: t.p, start: t.off}
+	r := ps.a.rhss.put(rhs{p: t.p, start: t.off})
 	defer func() { r.end = ps.lastEnd() }()
 	if t.kind == tHeredoc || t.kind == tString {
 		ps.next()
 		r.kind = rhsText
-		r.text = &value{p: t.p, lit: t.text}
+		r.text = ps.a.values.put(value{p: t.p, lit: t.text})
 		return r, nil
 	}
 	if t.kind != tIdent {
@@ -216,7 +223,7 @@ func (ps *parser) continuation(r *rhs, isPage bool) *abi.Error {
 	if err != nil {
 		return err
 	}
-	r.handle = &h
+	r.handle = ps.a.names.put(h)
 	if isPage && ps.peek().kind == tComma {
 		ps.next()
 		k, err := ps.ident("limit=N")
@@ -257,7 +264,7 @@ func (ps *parser) arrow(r *rhs) *abi.Error {
 	if err != nil {
 		return err
 	}
-	r.over = &over
+	r.over = ps.a.names.put(over)
 	r.arrow = ps.next().p
 	if ps.peek().kind == tLBrace {
 		r.kind = rhsDerive
@@ -285,7 +292,7 @@ func (ps *parser) arrow(r *rhs) *abi.Error {
 	}
 	r.kind = rhsEffect
 	t := ps.peek()
-	eff := &rhs{p: t.p, start: t.off}
+	eff := ps.a.rhss.put(rhs{p: t.p, start: t.off})
 	src, err := ps.source()
 	if err != nil {
 		return err
@@ -304,7 +311,7 @@ func (ps *parser) source() (*source, *abi.Error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &source{p: n.p, name: n}
+	s := ps.a.sources.put(source{p: n.p, name: n})
 	switch ps.peek().kind {
 	case tLParen:
 		ps.next()
@@ -364,7 +371,7 @@ func (ps *parser) chain() ([]*step, *abi.Error) {
 				st, err = ps.dotStep()
 			}
 		case tLBrack:
-			st = &step{p: ps.peek().p, kind: stProject}
+			st = ps.a.steps.put(step{p: ps.peek().p, kind: stProject})
 			ps.next()
 			st.fields, err = ps.names(tRBrack, "a field name")
 		default:
@@ -372,6 +379,9 @@ func (ps *parser) chain() ([]*step, *abi.Error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if steps == nil {
+			steps = ps.a.stepRefs.slice(4)
 		}
 		steps = append(steps, st)
 		if len(steps) > maxNodes {
@@ -385,7 +395,7 @@ func (ps *parser) dotStep() (*step, *abi.Error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{p: n.p, name: n}
+	st := ps.a.steps.put(step{p: n.p, name: n})
 	nx := ps.peek().kind
 	if k, ok := postfixKeywords[n.text]; ok && n.sym == nil && (nx == tLParen || k == stFilter && nx == tLBrace) {
 		st.kind = k
@@ -423,7 +433,7 @@ func (ps *parser) postfix(st *step) *abi.Error {
 		if err != nil {
 			return err
 		}
-		st.field = &f
+		st.field = ps.a.names.put(f)
 		if ps.peek().kind == tComma {
 			ps.next()
 			d, err := ps.ident("asc or desc")
@@ -447,7 +457,7 @@ func (ps *parser) postfix(st *step) *abi.Error {
 		if err != nil {
 			return err
 		}
-		st.field = &f
+		st.field = ps.a.names.put(f)
 		if _, err := ps.expect(tComma); err != nil {
 			return err
 		}
@@ -490,7 +500,7 @@ func (ps *parser) specs() ([]spec, *abi.Error) {
 			if err != nil {
 				return nil, err
 			}
-			sp.field = &f
+			sp.field = ps.a.names.put(f)
 			if _, err := ps.expect(tRParen); err != nil {
 				return nil, err
 			}
@@ -516,6 +526,9 @@ func (ps *parser) names(closing tokKind, want string) ([]name, *abi.Error) {
 		n, err := ps.ident(want)
 		if err != nil {
 			return nil, err
+		}
+		if out == nil {
+			out = ps.a.names.slice(4)
 		}
 		out = append(out, n)
 		if ps.peek().kind != tComma {
@@ -559,6 +572,9 @@ func (ps *parser) args() ([]arg, *abi.Error) {
 		if err != nil {
 			return nil, err
 		}
+		if out == nil {
+			out = ps.a.args.slice(4)
+		}
 		out = append(out, arg{key: k, val: v})
 		if ps.peek().kind != tComma {
 			return out, nil
@@ -582,7 +598,7 @@ func (ps *parser) preds() ([]pred, *abi.Error) {
 		if ps.peek().kind == tDot && ps.peekN(1).kind == tIdent {
 			ps.next()
 			fe := f
-			foreign = &fe
+			foreign = ps.a.names.put(fe)
 			if f, err = ps.ident("a field of " + fe.raw); err != nil {
 				return nil, err
 			}
@@ -596,6 +612,9 @@ func (ps *parser) preds() ([]pred, *abi.Error) {
 		v, err := ps.value()
 		if err != nil {
 			return nil, err
+		}
+		if out == nil {
+			out = ps.a.preds.slice(4)
 		}
 		out = append(out, pred{p: f.p, field: f, op: op, val: v, foreign: foreign})
 		if foreign != nil {
@@ -617,7 +636,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 	if ps.depth > maxDepth {
 		return nil, errAt(t.p, abi.CodeBadRequest, "values nest more than 64 deep", "flatten the value")
 	}
-	v := &value{p: t.p}
+	v := ps.a.values.put(value{p: t.p})
 	switch t.kind {
 	case tString, tHeredoc:
 		ps.next()
@@ -628,7 +647,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 	case tLBrack:
 		ps.next()
 		v.kind = vList
-		v.list = []*value{}
+		v.list = ps.a.valueRefs.slice(4)
 		if ps.peek().kind == tRBrack {
 			ps.next()
 			return v, nil
@@ -676,7 +695,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 					if err != nil {
 						return nil, err
 					}
-					v.kind, v.field = vUnderscore, &f
+					v.kind, v.field = vUnderscore, ps.a.names.put(f)
 					return v, nil
 				}
 			}
@@ -701,7 +720,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 			if err != nil {
 				return nil, err
 			}
-			v.field = &f
+			v.field = ps.a.names.put(f)
 		}
 	default:
 		return nil, ps.unexpected(t, "a value")

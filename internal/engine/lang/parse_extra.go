@@ -17,7 +17,7 @@ func (ps *parser) reverseStep() (*step, *abi.Error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{p: caret.p, kind: stReverse, name: n}
+	st := ps.a.steps.put(step{p: caret.p, kind: stReverse, name: n})
 	if ps.peek().kind == tLBrace {
 		if st.preds, err = ps.preds(); err != nil {
 			return nil, err
@@ -74,7 +74,7 @@ func (ps *parser) isUnionCtor() bool {
 func (ps *parser) unionArg() (arg, *abi.Error) {
 	t := ps.next()
 	ps.next() // {
-	v := &value{p: t.p, kind: vUnion, ident: name{p: t.p, text: t.raw, raw: t.raw}}
+	v := ps.a.values.put(value{p: t.p, kind: vUnion, ident: name{p: t.p, text: t.raw, raw: t.raw}})
 	if ps.peek().kind != tRBrace {
 		var err *abi.Error
 		if v.union, err = ps.args(); err != nil {

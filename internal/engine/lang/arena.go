@@ -1,0 +1,110 @@
+package lang
+
+// The parser builds its AST from slabs: chunks of nodes handed out one by
+// one and, in a Scratch, kept for the next program. A program's AST is a
+// few dozen small objects that all die together when planning ends; in the
+// Wasm guest each separate allocation (and the collection it brings
+// nearer) costs far more than the work done with it.
+
+// slab hands out zeroed T's, singly or as short slices, from chunks it
+// keeps until reset. A chunk is never grown, so pointers into it stay valid.
+type slab[T any] struct {
+	chunks [][]T
+	c, i   int // the chunk in use and the next free element in it
+	// direct makes every take a plain allocation: a one-off parse (Plan)
+	// has nothing to reuse, and chunks would only cost it memory.
+	direct bool
+}
+
+// slabChunk is the size of a slab's first chunk; later ones double.
+const slabChunk = 16
+
+// maxSlabChunks bounds the chunks a slab keeps across reset (16 << 5
+// elements of each kind), so one huge program does not pin its AST.
+const maxSlabChunks = 6
+
+// take returns n contiguous zeroed elements.
+func (s *slab[T]) take(n int) []T {
+	if s.direct {
+		return make([]T, n)
+	}
+	for s.c < len(s.chunks) {
+		if ch := s.chunks[s.c]; len(ch)-s.i >= n {
+			s.i += n
+			return ch[s.i-n : s.i : s.i]
+		}
+		s.c, s.i = s.c+1, 0
+	}
+	size := max(slabChunk<<min(len(s.chunks), 10), n)
+	s.chunks = append(s.chunks, make([]T, size))
+	s.i = n
+	return s.chunks[s.c][:n:n]
+}
+
+// put stores x in the slab and returns its address.
+func (s *slab[T]) put(x T) *T {
+	p := &s.take(1)[0]
+	*p = x
+	return p
+}
+
+// slice returns an empty slice with room for n elements; appending more
+// than n moves it to the heap as usual.
+func (s *slab[T]) slice(n int) []T { return s.take(n)[:0] }
+
+// reset zeroes what was handed out, so it can be handed out again, and
+// drops chunks beyond maxSlabChunks.
+func (s *slab[T]) reset() {
+	for c := 0; c < len(s.chunks) && c <= s.c; c++ {
+		if c < s.c {
+			clear(s.chunks[c])
+		} else {
+			clear(s.chunks[c][:s.i])
+		}
+	}
+	if len(s.chunks) > maxSlabChunks {
+		clear(s.chunks[maxSlabChunks:])
+		s.chunks = s.chunks[:maxSlabChunks]
+	}
+	s.c, s.i = 0, 0
+}
+
+// astArena holds the slabs of one parse.
+type astArena struct {
+	lines     slab[line]
+	rhss      slab[rhs]
+	sources   slab[source]
+	steps     slab[step]
+	values    slab[value]
+	names     slab[name]
+	preds     slab[pred]
+	args      slab[arg]
+	lineRefs  slab[*line]
+	rhsRefs   slab[*rhs]
+	stepRefs  slab[*step]
+	valueRefs slab[*value]
+}
+
+// oneOff returns an arena whose slabs allocate directly.
+func oneOff() *astArena {
+	a := &astArena{}
+	a.lines.direct, a.rhss.direct, a.sources.direct, a.steps.direct = true, true, true, true
+	a.values.direct, a.names.direct, a.preds.direct, a.args.direct = true, true, true, true
+	a.lineRefs.direct, a.rhsRefs.direct, a.stepRefs.direct, a.valueRefs.direct = true, true, true, true
+	return a
+}
+
+func (a *astArena) reset() {
+	a.lines.reset()
+	a.rhss.reset()
+	a.sources.reset()
+	a.steps.reset()
+	a.values.reset()
+	a.names.reset()
+	a.preds.reset()
+	a.args.reset()
+	a.lineRefs.reset()
+	a.rhsRefs.reset()
+	a.stepRefs.reset()
+	a.valueRefs.reset()
+}
