@@ -52,9 +52,9 @@ func (p *planner) rhsExtra(r *rhs) (cur, bool, *abi.Error) {
 
 // forEachInput is the label a derive or effect runs over.
 func (p *planner) forEachInput(l *name) (cur, *abi.Error) {
-	b := p.labels[l.text]
+	b, _ := p.labels.get(l.text)
 	if b == nil {
-		if at, ok := p.boundLater[l.text]; ok {
+		if at, ok := p.boundLater.get(l.text); ok {
 			return cur{}, errAt(l.p, abi.CodeUnknownEntity, "label "+l.text+" is used before it is bound (line "+itoa(at.line)+")", "move the binding above its first use")
 		}
 		return cur{}, errAt(l.p, abi.CodeUnknownEntity, "unknown label "+l.raw, listHint(l.text, "labels", p.labelNames())+"; => runs over the rows of a label bound on an earlier line")

@@ -68,7 +68,7 @@ func (p *planner) interpRef(v *value, path string) (plan.ArgRef, *abi.Error) {
 	} else if dotted {
 		rv.field = &name{p: v.p, text: field, raw: rawField}
 	}
-	if rv.kind == vIdent && p.labels[root] == nil {
+	if b, _ := p.labels.get(root); rv.kind == vIdent && b == nil {
 		return plan.ArgRef{}, errAt(v.p, abi.CodeUnknownEntity, "${"+path+"} names no bound label", listHint(root, "labels", p.labelNames()))
 	}
 	_, ref, err := p.val(rv)

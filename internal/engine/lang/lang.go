@@ -49,8 +49,8 @@ type Scratch struct {
 	opens      []pos
 	nodes      []plan.Node
 	entries    []*catalog.Catalog
-	labels     map[string]*bound
-	boundLater map[string]pos
+	labels     table[*bound]
+	boundLater table[pos]
 	ast        astArena
 	// oneOff marks the Scratch of a single Plan call: it parses into
 	// plain allocations, there being no next call to reuse slabs.
@@ -96,13 +96,10 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	if err := checkSupported(lines); err != nil {
 		return nil, err
 	}
-	if s.labels == nil {
-		s.labels, s.boundLater = map[string]*bound{}, map[string]pos{}
-	}
-	clear(s.labels)
-	clear(s.boundLater)
+	s.labels.reset()
+	s.boundLater.reset()
 	s.entries = sessionEntries(req, catalogs, s.entries[:0])
-	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: s.labels, boundLater: s.boundLater}
+	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: &s.labels, boundLater: &s.boundLater}
 	pl, err := p.program(lines)
 	s.nodes = p.nodes[:0]
 	return pl, err

@@ -52,8 +52,8 @@ type planner struct {
 	src        string
 	entries    []*catalog.Catalog
 	nodes      []plan.Node
-	labels     map[string]*bound
-	boundLater map[string]pos
+	labels     *table[*bound]
+	boundLater *table[pos]
 	// guards are the non-null guard nodes already planned, by (node, field).
 	guards map[guardKey]int
 	// row is the input of the effect being planned (label => …), whose
@@ -70,12 +70,12 @@ type guardKey struct {
 
 func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 	if p.labels == nil {
-		p.labels, p.boundLater = map[string]*bound{}, map[string]pos{}
+		p.labels, p.boundLater = &table[*bound]{}, &table[pos]{}
 	}
 	for _, ln := range lines {
 		if ln.label != nil {
-			if _, dup := p.boundLater[ln.label.text]; !dup {
-				p.boundLater[ln.label.text] = ln.p
+			if _, dup := p.boundLater.get(ln.label.text); !dup {
+				p.boundLater.set(ln.label.text, ln.p)
 			}
 		}
 	}
@@ -93,8 +93,8 @@ func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 			if c.node >= first {
 				p.nodes[c.node].Label = ln.label.text
 			}
-			p.labels[ln.label.text] = &bound{p: ln.label.p, c: c}
-			delete(p.boundLater, ln.label.text)
+			p.labels.set(ln.label.text, &bound{p: ln.label.p, c: c})
+			p.boundLater.del(ln.label.text)
 			roots = []plan.Root{{Label: ln.label.text, Node: c.node}}
 			continue
 		}
@@ -122,7 +122,7 @@ func (p *planner) checkLabel(l *name) *abi.Error {
 	if p.isEntityName(l.text) {
 		return errAt(l.p, abi.CodeSyntax, l.text+" is an entity name and cannot be a label", "pick a label that is not an entity name, e.g. "+strings.ToLower(l.text)+"s")
 	}
-	if b := p.labels[l.text]; b != nil {
+	if b, _ := p.labels.get(l.text); b != nil {
 		return errAt(l.p, abi.CodeSyntax, "label "+l.text+" is already bound at line "+fmt.Sprint(b.p.line), "use a new label; bindings cannot be reassigned")
 	}
 	return nil
@@ -241,7 +241,7 @@ func allDigits(s string) bool {
 
 func (p *planner) source(s *source) (cur, *abi.Error) {
 	if s.name.qual == "" && s.name.sym == nil {
-		if b := p.labels[s.name.text]; b != nil {
+		if b, _ := p.labels.get(s.name.text); b != nil {
 			if s.form != srcAll {
 				return cur{}, errAt(s.p, abi.CodeSyntax, "label "+s.name.text+" is not an entity: it cannot take (…), {…} or ~",
 					"filter a label's rows with "+s.name.text+".filter{…}")
@@ -322,10 +322,10 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		return nil, nil, errAt(v.p, abi.CodeType, id.raw+" is a session symbol for "+what+" ("+id.text+"), not a value",
 			`write the value itself; quote it if it is literal text: "`+id.raw+`"`)
 	}
-	b := p.labels[id.text]
+	b, _ := p.labels.get(id.text)
 	if b == nil {
 		if v.field != nil {
-			if at, ok := p.boundLater[id.text]; ok {
+			if at, ok := p.boundLater.get(id.text); ok {
 				return nil, nil, errAt(v.p, abi.CodeUnknownEntity, "label "+id.text+" is used before it is bound (line "+fmt.Sprint(at.line)+")", "move the binding above its first use")
 			}
 			return nil, nil, errAt(v.p, abi.CodeUnknownEntity, "unknown label "+id.raw, listHint(id.text, "labels", p.labelNames())+`; quote literal text such as "`+id.raw+"."+v.field.raw+`"`)

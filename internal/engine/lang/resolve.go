@@ -159,7 +159,7 @@ func (p *planner) entity(n name) (ent, *abi.Error) {
 	case abstract:
 		return ent{}, errAt(n.p, abi.CodeUnknownEntity, n.text+" is abstract and cannot be used in programs", listHint("", "entities", p.entityNames()))
 	}
-	if at, ok := p.boundLater[n.text]; ok {
+	if at, ok := p.boundLater.get(n.text); ok {
 		return ent{}, errAt(n.p, abi.CodeUnknownEntity, "label "+n.text+" is used before it is bound (line "+strconv.Itoa(at.line)+")",
 			"move the binding above its first use")
 	}
@@ -201,10 +201,7 @@ func (p *planner) entitySym(entryID, name string) string {
 }
 
 func (p *planner) labelNames() []string {
-	out := make([]string, 0, len(p.labels))
-	for k := range p.labels {
-		out = append(out, k)
-	}
+	out := slices.Clone(p.labels.keys)
 	slices.Sort(out)
 	return out
 }
