@@ -1,5 +1,7 @@
 package lang
 
+import "github.com/plasmd/plasmd/internal/model/plan"
+
 // The parser builds its AST from slabs: chunks of nodes handed out one by
 // one and, in a Scratch, kept for the next program. A program's AST is a
 // few dozen small objects that all die together when planning ends; in the
@@ -55,6 +57,9 @@ func (s *slab[T]) slice(n int) []T { return s.take(n)[:0] }
 // reset zeroes what was handed out, so it can be handed out again, and
 // drops chunks beyond maxSlabChunks.
 func (s *slab[T]) reset() {
+	if s.c == 0 && s.i == 0 && len(s.chunks) <= maxSlabChunks {
+		return // nothing handed out since the last reset
+	}
 	for c := 0; c < len(s.chunks) && c <= s.c; c++ {
 		if c < s.c {
 			clear(s.chunks[c])
@@ -83,6 +88,40 @@ type astArena struct {
 	rhsRefs   slab[*rhs]
 	stepRefs  slab[*step]
 	valueRefs slab[*value]
+}
+
+// planArena holds the slabs of one planning call: the short slices and
+// small structs of the plan itself (valid, like the rest of a Scratch's
+// plan, until its next call) and the planner's own bookkeeping.
+type planArena struct {
+	strs       slab[string]
+	ints       slab[int]
+	bools      slab[bool]
+	transforms slab[plan.Transform]
+	roots      slab[plan.Root]
+	hops       slab[plan.Hop]
+	binds      slab[plan.Bind]
+	bounds     slab[bound]
+	plans      slab[plan.Plan]
+}
+
+func oneOffPlan() *planArena {
+	a := &planArena{}
+	a.strs.direct, a.ints.direct, a.bools.direct, a.transforms.direct = true, true, true, true
+	a.roots.direct, a.hops.direct, a.binds.direct, a.bounds.direct, a.plans.direct = true, true, true, true, true
+	return a
+}
+
+func (a *planArena) reset() {
+	a.strs.reset()
+	a.ints.reset()
+	a.bools.reset()
+	a.transforms.reset()
+	a.roots.reset()
+	a.hops.reset()
+	a.binds.reset()
+	a.bounds.reset()
+	a.plans.reset()
 }
 
 // oneOff returns an arena whose slabs allocate directly.

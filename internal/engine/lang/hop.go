@@ -120,7 +120,7 @@ func (p *planner) relationOf(c cur, st *step) (rel *catalog.Relation, followed *
 // which of the parent's fields bind its parameters.
 func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *abi.Error) {
 	rn := st.name.text
-	h := &plan.Hop{Relation: rn, Materialize: rel.Materialize.Kind, Target: rel.Target, Binds: []plan.Bind{}}
+	h := p.pa.hops.put(plan.Hop{Relation: rn, Materialize: rel.Materialize.Kind, Target: rel.Target, Binds: p.pa.binds.slice(2)})
 	pid := idField(c.ent.e)
 	needID := func() *abi.Error {
 		if pid == "" {
@@ -417,6 +417,9 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 			if slices.Contains(t.Fields, f.text) {
 				return errAt(f.p, abi.CodeType, f.text+" is listed twice in the projection", "")
 			}
+			if t.Fields == nil {
+				t.Fields = p.pa.strs.slice(len(st.fields))
+			}
 			t.Fields = append(t.Fields, f.text)
 		}
 		if err := p.hydrate(c, t.Fields, st.p); err != nil {
@@ -437,6 +440,9 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 		c.node, c.own = id, true
 	}
 	n := &p.nodes[c.node]
+	if n.Transforms == nil {
+		n.Transforms = p.pa.transforms.slice(2)
+	}
 	n.Transforms = append(n.Transforms, t)
 	return nil
 }

@@ -52,6 +52,7 @@ type Scratch struct {
 	labels     table[*bound]
 	boundLater table[pos]
 	ast        astArena
+	plan       planArena
 	// oneOff marks the Scratch of a single Plan call: it parses into
 	// plain allocations, there being no next call to reuse slabs.
 	oneOff bool
@@ -99,7 +100,13 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	s.labels.reset()
 	s.boundLater.reset()
 	s.entries = sessionEntries(req, catalogs, s.entries[:0])
-	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: &s.labels, boundLater: &s.boundLater}
+	pa := &s.plan
+	if s.oneOff {
+		pa = oneOffPlan()
+	} else {
+		pa.reset()
+	}
+	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: &s.labels, boundLater: &s.boundLater, pa: pa}
 	pl, err := p.program(lines)
 	s.nodes = p.nodes[:0]
 	return pl, err

@@ -52,6 +52,7 @@ type planner struct {
 	src        string
 	entries    []*catalog.Catalog
 	nodes      []plan.Node
+	pa         *planArena
 	labels     *table[*bound]
 	boundLater *table[pos]
 	// guards are the non-null guard nodes already planned, by (node, field).
@@ -71,6 +72,9 @@ type guardKey struct {
 func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 	if p.labels == nil {
 		p.labels, p.boundLater = &table[*bound]{}, &table[pos]{}
+	}
+	if p.pa == nil {
+		p.pa = oneOffPlan()
 	}
 	for _, ln := range lines {
 		if ln.label != nil {
@@ -93,12 +97,12 @@ func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 			if c.node >= first {
 				p.nodes[c.node].Label = ln.label.text
 			}
-			p.labels.set(ln.label.text, &bound{p: ln.label.p, c: c})
+			p.labels.set(ln.label.text, p.pa.bounds.put(bound{p: ln.label.p, c: c}))
 			p.boundLater.del(ln.label.text)
-			roots = []plan.Root{{Label: ln.label.text, Node: c.node}}
+			roots = append(p.pa.roots.slice(1), plan.Root{Label: ln.label.text, Node: c.node})
 			continue
 		}
-		roots = roots[:0]
+		roots = p.pa.roots.slice(len(ln.rhs))
 		for _, r := range ln.rhs {
 			c, err := p.rhs(r)
 			if err != nil {
@@ -178,6 +182,9 @@ func (p *planner) add(n plan.Node, at pos) (int, *abi.Error) {
 	}
 	n.ID = len(p.nodes)
 	n.Line, n.Column = at.line, at.col
+	if n.Deps == nil && (n.Input >= 0 || len(n.ArgRefs) > 0) {
+		n.Deps = p.pa.ints.slice(1 + len(n.ArgRefs))
+	}
 	if n.Input >= 0 {
 		n.Deps = append(n.Deps, n.Input)
 	}

@@ -9,7 +9,7 @@ import (
 
 // finish completes the plan: order, roots, verdict and summary.
 func (p *planner) finish(roots []plan.Root) *plan.Plan {
-	pl := &plan.Plan{Nodes: p.nodes, Roots: roots, Order: make([]int, len(p.nodes))}
+	pl := p.pa.plans.put(plan.Plan{Nodes: p.nodes, Roots: roots, Order: p.pa.ints.take(len(p.nodes))})
 	// Nodes only ever depend on earlier nodes, so creation order is topological.
 	for i := range pl.Order {
 		pl.Order[i] = i
@@ -17,6 +17,9 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 	var reasons []string
 	add := func(r string) {
 		if !slices.Contains(reasons, r) {
+			if reasons == nil {
+				reasons = p.pa.strs.slice(4)
+			}
 			reasons = append(reasons, r)
 		}
 	}
@@ -59,7 +62,7 @@ func (p *planner) finish(roots []plan.Root) *plan.Plan {
 	}
 	// Concatenation, not fmt: every plan pays for this line, and fmt is
 	// among the slowest code in the Wasm guest.
-	pl.Summary = "plan " + pl.Verdict + " · " + strconv.Itoa(len(p.nodes)) + "n " + strconv.Itoa(len(roots)) + "r → " + shape(p.nodes, roots)
+	pl.Summary = "plan " + pl.Verdict + " · " + strconv.Itoa(len(p.nodes)) + "n " + strconv.Itoa(len(roots)) + "r → " + shape(p.nodes, roots, p.pa)
 	return pl
 }
 
@@ -93,11 +96,11 @@ func hasTransform(n *plan.Node, kind string) bool {
 
 // shape is single for one node, parallel(k) when the k roots share no
 // nodes, else sequence(d) with d the longest dependency chain.
-func shape(nodes []plan.Node, roots []plan.Root) string {
+func shape(nodes []plan.Node, roots []plan.Root, pa *planArena) string {
 	if len(nodes) == 1 {
 		return "single"
 	}
-	depth := make([]int, len(nodes))
+	depth := pa.ints.take(len(nodes))
 	for i := range nodes {
 		depth[i] = 1
 		for _, d := range nodes[i].Deps {
@@ -105,13 +108,13 @@ func shape(nodes []plan.Node, roots []plan.Root) string {
 		}
 	}
 	if len(roots) > 1 {
-		owner := make([]int, len(nodes))
+		owner := pa.ints.take(len(nodes))
 		for i := range owner {
 			owner[i] = -1
 		}
 		independent := true
-		seen := make([]bool, len(nodes))
-		var stack []int
+		seen := pa.bools.take(len(nodes))
+		stack := pa.ints.slice(len(nodes))
 		for ri, r := range roots {
 			stack = append(stack[:0], r.Node)
 			clear(seen)
