@@ -8,8 +8,13 @@ import "github.com/plasmd/plasmd/internal/model/plan"
 // Wasm guest each separate allocation (and the collection it brings
 // nearer) costs far more than the work done with it.
 
-// slab hands out zeroed T's, singly or as short slices, from chunks it
-// keeps until reset. A chunk is never grown, so pointers into it stay valid.
+// slab hands out T's, singly or as short slices, from chunks it keeps
+// until reset. A chunk is never grown, so pointers into it stay valid.
+// Reset does not clear: every way out of the slab (put, take, slice)
+// overwrites or zeroes what it hands out, so a reset costs nothing and a
+// slab no program used costs nothing either. Until overwritten, a slot
+// still points at what the previous program put there, which bounds what a
+// Scratch holds on to at one program's worth.
 type slab[T any] struct {
 	chunks [][]T
 	c, i   int // the chunk in use and the next free element in it
@@ -25,8 +30,8 @@ const slabChunk = 16
 // elements of each kind), so one huge program does not pin its AST.
 const maxSlabChunks = 6
 
-// take returns n contiguous zeroed elements.
-func (s *slab[T]) take(n int) []T {
+// grab returns n contiguous elements holding whatever they last held.
+func (s *slab[T]) grab(n int) []T {
 	if s.direct {
 		return make([]T, n)
 	}
@@ -43,30 +48,29 @@ func (s *slab[T]) take(n int) []T {
 	return s.chunks[s.c][:n:n]
 }
 
+// take returns n contiguous zeroed elements.
+func (s *slab[T]) take(n int) []T {
+	x := s.grab(n)
+	if !s.direct {
+		clear(x)
+	}
+	return x
+}
+
 // put stores x in the slab and returns its address.
 func (s *slab[T]) put(x T) *T {
-	p := &s.take(1)[0]
+	p := &s.grab(1)[0]
 	*p = x
 	return p
 }
 
 // slice returns an empty slice with room for n elements; appending more
 // than n moves it to the heap as usual.
-func (s *slab[T]) slice(n int) []T { return s.take(n)[:0] }
+func (s *slab[T]) slice(n int) []T { return s.grab(n)[:0] }
 
-// reset zeroes what was handed out, so it can be handed out again, and
-// drops chunks beyond maxSlabChunks.
+// reset makes everything handed out available again and drops chunks
+// beyond maxSlabChunks.
 func (s *slab[T]) reset() {
-	if s.c == 0 && s.i == 0 && len(s.chunks) <= maxSlabChunks {
-		return // nothing handed out since the last reset
-	}
-	for c := 0; c < len(s.chunks) && c <= s.c; c++ {
-		if c < s.c {
-			clear(s.chunks[c])
-		} else {
-			clear(s.chunks[c][:s.i])
-		}
-	}
 	if len(s.chunks) > maxSlabChunks {
 		clear(s.chunks[maxSlabChunks:])
 		s.chunks = s.chunks[:maxSlabChunks]
