@@ -38,7 +38,9 @@ const symbolHint = "symbols come from the session's teaching table; call plasm_c
 func expand(toks []token, m *symbol.Map) *abi.Error {
 	for i := range toks {
 		t := &toks[i]
-		if t.kind != tIdent {
+		// A symbol is a kind letter and digits not starting with 0; most
+		// names fail on the second character, so the call is skipped.
+		if t.kind != tIdent || len(t.raw) < 2 || t.raw[1] < '1' || t.raw[1] > '9' {
 			continue
 		}
 		k, n := symbol.Parse(t.raw)

@@ -160,7 +160,7 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 			return nil, err
 		}
 	case catalog.FromParentGet:
-		gc := c.ent.cat.GetCapability(c.ent.name)
+		gc := p.getCap(c.ent)
 		if gc == nil {
 			return nil, errAt(st.p, abi.CodeCatalog, "relation "+rn+" is embedded in "+c.ent.name+"'s get, but "+c.ent.name+" has no get capability", "")
 		}
@@ -221,7 +221,7 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		return c, errAt(st.p, abi.CodeType, label+" needs a receiver row",
 			c.ent.name+`("id").`+label+"(…) for one row, or "+c.ent.name+"{…}."+label+"(…) for each matching row")
 	case c.pend == pendGet:
-		gc := c.ent.cat.GetCapability(c.ent.name)
+		gc := p.getCap(c.ent)
 		if gc == nil {
 			gc = &catalog.Capability{}
 		}

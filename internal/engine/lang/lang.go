@@ -48,6 +48,7 @@ type Scratch struct {
 	toks       []token
 	opens      []pos
 	nodes      []plan.Node
+	gets       []entGet
 	entries    []*catalog.Catalog
 	labels     table[*bound]
 	boundLater table[pos]
@@ -106,8 +107,10 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	} else {
 		pa.reset()
 	}
-	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: &s.labels, boundLater: &s.boundLater, pa: pa}
+	p := &planner{req: req, src: src, entries: s.entries, nodes: s.nodes[:0], labels: &s.labels, boundLater: &s.boundLater, pa: pa, gets: s.gets[:0]}
 	pl, err := p.program(lines)
+	clear(p.gets) // keep no catalog alive through the cache
+	s.gets = p.gets[:0]
 	s.nodes = p.nodes[:0]
 	return pl, err
 }

@@ -57,13 +57,13 @@ func (k tokKind) String() string { return tokNames[k] }
 // is the decoded value.
 type token struct {
 	kind  tokKind
+	space bool // next to kind: the struct is copied per token
 	text  string
 	raw   string
 	num   any
 	p     pos
 	off   int // byte offset of the first character
 	end   int // byte offset after the last character
-	space bool
 	sym   *symRef
 	// symErr is set on a symbol-shaped word the session does not know; it
 	// is raised if the word is used as a name (see expand).
@@ -196,8 +196,10 @@ func (lx *lexer) run() *abi.Error {
 				n++
 			}
 			lx.step(n)
-			if err := lx.strayTag(start, p); err != nil {
-				return err
+			if lx.closed != nil { // only after a heredoc; saves a call per name
+				if err := lx.strayTag(start, p); err != nil {
+					return err
+				}
 			}
 			lx.emit(tIdent, start, p, lx.src[start:lx.off])
 		case isDigit(c) || c == '-' && isDigit(lx.peekAt(1)):

@@ -53,6 +53,7 @@ type planner struct {
 	entries    []*catalog.Catalog
 	nodes      []plan.Node
 	pa         *planArena
+	gets       []entGet // see getCap
 	labels     *table[*bound]
 	boundLater *table[pos]
 	// guards are the non-null guard nodes already planned, by (node, field).

@@ -15,7 +15,7 @@ import (
 
 func (p *planner) fetchGet(c cur) (cur, *abi.Error) {
 	s := c.get
-	gc := c.ent.cat.GetCapability(c.ent.name)
+	gc := p.getCap(c.ent)
 	if gc == nil {
 		return c, errAt(s.p, abi.CodeUnknownMethod, c.ent.name+" cannot be read by id: it has no get capability", p.listHowTo(c.ent))
 	}
@@ -469,7 +469,7 @@ func (p *planner) hydrate(c *cur, fields []string, at pos) *abi.Error {
 		// A projection in force was itself hydrated before it was applied.
 		return nil
 	}
-	gc := c.ent.cat.GetCapability(c.ent.name)
+	gc := p.getCap(c.ent)
 	idf := idField(c.ent.e)
 	if gc == nil || idf == "" || !slices.Contains(c.have, idf) {
 		return nil

@@ -185,6 +185,28 @@ func (p *planner) usable(c *catalog.Catalog, name string, n name) (ent, *abi.Err
 	return ent{cat: c, e: e, name: name}, nil
 }
 
+// entGet is one remembered answer of getCap.
+type entGet struct {
+	cat  *catalog.Catalog
+	name string
+	gc   *catalog.Capability
+}
+
+// getCap is x.cat.GetCapability(x.name), remembered for the rest of the
+// call: planning asks for the same entity's get at several steps, and each
+// answer costs two or three map lookups by string, which the Wasm guest
+// hashes in software. Catalogs do not change during a call.
+func (p *planner) getCap(x ent) *catalog.Capability {
+	for _, g := range p.gets {
+		if g.cat == x.cat && g.name == x.name {
+			return g.gc
+		}
+	}
+	gc := x.cat.GetCapability(x.name)
+	p.gets = append(p.gets, entGet{x.cat, x.name, gc})
+	return gc
+}
+
 func (p *planner) symbols() *symbol.Map {
 	if p.req.Symbols == nil {
 		return &symbol.Map{}

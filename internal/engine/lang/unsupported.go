@@ -30,6 +30,9 @@ func checkSupported(lines []*line) *abi.Error {
 			if r.effect != nil {
 				chains = append(chains, r.effect.steps)
 			}
+			if len(unsupportedHints) == 0 {
+				continue // every step kind is supported; no lookup per step
+			}
 			for _, steps := range chains {
 				for _, st := range steps {
 					if _, ok := unsupportedHints[st.kind]; ok {
