@@ -156,10 +156,15 @@ func (lx *lexer) peekAt(i int) byte {
 }
 
 func (lx *lexer) emit(k tokKind, start int, p pos, text string) *token {
-	lx.toks = append(lx.toks, token{kind: k, text: text, raw: lx.src[start:lx.off], p: p, off: start, end: lx.off, space: lx.spaced})
+	// Fields are stored into the slot: a composite literal would be built
+	// in a temporary and copied, which costs more than the rest of lexing.
+	lx.toks = append(lx.toks, token{})
+	t := &lx.toks[len(lx.toks)-1]
+	t.kind, t.space, t.text, t.raw = k, lx.spaced, text, lx.src[start:lx.off]
+	t.p, t.off, t.end = p, start, lx.off
 	lx.spaced = false
 	lx.lineStart = k == tNL
-	return &lx.toks[len(lx.toks)-1]
+	return t
 }
 
 func isIdentStart(c byte) bool {
