@@ -65,6 +65,27 @@ func BenchmarkPlanNative(b *testing.B) {
 	reportCPU(b, c0)
 }
 
+// BenchmarkPlanNativeScratch is BenchmarkPlanNative through one reused
+// lang.Scratch, as the engine inside the sandbox plans: the native twin of
+// the guest's code path, allocations included.
+func BenchmarkPlanNativeScratch(b *testing.B) {
+	req, cats := planRequest(b)
+	byID := map[string]*catalog.Catalog{}
+	for _, c := range cats {
+		c.Freeze()
+		byID[c.EntryID] = c
+	}
+	var s lang.Scratch
+	b.ReportAllocs()
+	c0 := processCPU()
+	for b.Loop() {
+		if _, err := s.Plan(req, byID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, c0)
+}
+
 // BenchmarkPlanSandboxed plans the same program through a warm tenant
 // sandbox: request encoding, the Wasm call, and plan decoding included.
 func BenchmarkPlanSandboxed(b *testing.B) {
