@@ -302,8 +302,11 @@ func (p *planner) pickRead(x ent, caps []*catalog.Capability, ev []evPred, hasPr
 	var best, fewest, phraseless *catalog.Capability
 	bestScore, fewestMissing := -1, 0
 	var fewestList []string
+	// supplied is a set of parameter names; a capability has a handful, so
+	// a slice scan beats a map (string hashing is slow in the Wasm guest).
+	var supplied []string
 	for _, c := range caps {
-		supplied := map[string]bool{}
+		supplied = supplied[:0]
 		if phrase != nil {
 			pp := c.PhraseParam()
 			if pp == "" {
@@ -312,18 +315,18 @@ func (p *planner) pickRead(x ent, caps []*catalog.Capability, ev []evPred, hasPr
 				phraseless = c
 				continue
 			}
-			supplied[pp] = true
+			supplied = append(supplied, pp)
 		}
 		score := 0
 		for _, e := range ev {
-			if pushable(e) && c.Param(e.field.text) != nil && !supplied[e.field.text] {
-				supplied[e.field.text] = true
+			if pushable(e) && c.Param(e.field.text) != nil && !slices.Contains(supplied, e.field.text) {
+				supplied = append(supplied, e.field.text)
 				score++
 			}
 		}
 		var missing []string
 		for _, pr := range c.Parameters {
-			if pr.Required && !supplied[pr.Name] {
+			if pr.Required && !slices.Contains(supplied, pr.Name) {
 				missing = append(missing, pr.Name)
 			}
 		}
