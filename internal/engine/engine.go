@@ -73,11 +73,18 @@ func (e *Engine) symbolMap(digest string, payload []byte) (*symbol.Map, *abi.Err
 // panic inside an op becomes an internal error.
 func (e *Engine) Handle(export string, in []byte) (out []byte) {
 	e.out = e.out[:0]
+	// The deferred recover sits in a function with one return, so Go
+	// open-codes it; in dispatch, with its many returns, it would go
+	// through the runtime's defer records on every call.
 	defer func() {
 		if r := recover(); r != nil {
 			out = e.fail(&abi.Error{Code: abi.CodeInternal, Message: fmt.Sprintf("engine panic: %v", r)})
 		}
 	}()
+	return e.dispatch(export, in)
+}
+
+func (e *Engine) dispatch(export string, in []byte) []byte {
 	switch export {
 	case abi.ExportPing:
 		e.out = append(e.out, abi.StatusOK)
