@@ -107,12 +107,14 @@ type planArena struct {
 	binds      slab[plan.Bind]
 	bounds     slab[bound]
 	plans      slab[plan.Plan]
+	evs        slab[evPred]
 }
 
 func oneOffPlan() *planArena {
 	a := &planArena{}
 	a.strs.direct, a.ints.direct, a.bools.direct, a.transforms.direct = true, true, true, true
 	a.roots.direct, a.hops.direct, a.binds.direct, a.bounds.direct, a.plans.direct = true, true, true, true, true
+	a.evs.direct = true
 	return a
 }
 
@@ -126,6 +128,7 @@ func (a *planArena) reset() {
 	a.binds.reset()
 	a.bounds.reset()
 	a.plans.reset()
+	a.evs.reset()
 }
 
 // oneOff returns an arena whose slabs allocate directly.

@@ -142,6 +142,9 @@ func (p *planner) semiJoin(c cur, field string, keys int, key string, at pos) (c
 // query of the foreign entity, and the rows keep only those whose
 // reference field points at one of its answers.
 func (p *planner) readPreds(x ent, kind string, preds []pred, phrase *value, at pos) (cur, *abi.Error) {
+	if !slices.ContainsFunc(preds, func(pr pred) bool { return pr.foreign != nil }) {
+		return p.read(x, kind, preds, phrase, at) // the usual case: nothing to split
+	}
 	var local, foreign []pred
 	for _, pr := range preds {
 		if pr.foreign != nil {

@@ -275,7 +275,7 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 		}
 		return cur{}, errAt(at, abi.CodeUnknownMethod, x.name+" has no "+what+" capability", p.listHowTo(x))
 	}
-	ev := make([]evPred, len(preds))
+	ev := p.pa.evs.take(len(preds))
 	for i, pr := range preds {
 		lit, ref, err := p.val(pr.val)
 		if err != nil {
