@@ -92,6 +92,7 @@ type astArena struct {
 	rhsRefs   slab[*rhs]
 	stepRefs  slab[*step]
 	valueRefs slab[*value]
+	syms      slab[symRef] // filled by expand, before the parse
 }
 
 // planArena holds the slabs of one planning call: the short slices and
@@ -137,6 +138,7 @@ func oneOff() *astArena {
 	a.lines.direct, a.rhss.direct, a.sources.direct, a.steps.direct = true, true, true, true
 	a.values.direct, a.names.direct, a.preds.direct, a.args.direct = true, true, true, true
 	a.lineRefs.direct, a.rhsRefs.direct, a.stepRefs.direct, a.valueRefs.direct = true, true, true, true
+	a.syms.direct = true
 	return a
 }
 
@@ -153,4 +155,5 @@ func (a *astArena) reset() {
 	a.rhsRefs.reset()
 	a.stepRefs.reset()
 	a.valueRefs.reset()
+	a.syms.reset()
 }

@@ -35,7 +35,7 @@ const symbolHint = "symbols come from the session's teaching table; call plasm_c
 // word stands where a name must be (entity, method, field, relation, key,
 // label). Known symbols are always expanded, and a known v# is refused
 // wherever it appears because v# symbols are metadata.
-func expand(toks []token, m *symbol.Map) *abi.Error {
+func expand(toks []token, m *symbol.Map, refs *slab[symRef]) *abi.Error {
 	for i := range toks {
 		t := &toks[i]
 		// A symbol is a kind letter and digits not starting with 0; most
@@ -47,7 +47,7 @@ func expand(toks []token, m *symbol.Map) *abi.Error {
 		if k == symbol.KindNone {
 			continue
 		}
-		ref := &symRef{kind: k, name: t.raw}
+		ref := refs.put(symRef{kind: k, name: t.raw})
 		ok := false
 		if m != nil {
 			switch k {

@@ -82,14 +82,14 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	if err != nil {
 		return nil, err
 	}
-	if err := expand(toks, req.Symbols); err != nil {
-		return nil, err
-	}
 	arena := &s.ast
 	if s.oneOff {
-		arena = nil
+		arena = oneOff()
 	} else {
 		arena.reset()
+	}
+	if err := expand(toks, req.Symbols, &arena.syms); err != nil {
+		return nil, err
 	}
 	lines, err := parse(toks, arena)
 	if err != nil {

@@ -61,7 +61,7 @@ func lexParse(src string) {
 	if err != nil {
 		return
 	}
-	if expand(toks, testSymbols()) != nil {
+	if expand(toks, testSymbols(), &oneOff().syms) != nil {
 		return
 	}
 	_, _ = parse(toks, nil)
