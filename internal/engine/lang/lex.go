@@ -248,10 +248,11 @@ func (lx *lexer) run() *abi.Error {
 	return nil
 }
 
+// punct lexes one operator or bracket. Each case only picks the kind and
+// width and a single emit follows: every inlined emit adds its own
+// temporaries to the frame, which the Wasm guest clears on every call.
 func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
-	// Every punctuation character is ASCII.
-	two := func(k tokKind) { lx.step(2); lx.emit(k, start, p, "") }
-	one := func(k tokKind) { lx.step(1); lx.emit(k, start, p, "") }
+	k, n := tEOF, 1 // every punctuation character is ASCII
 	switch c {
 	case '(', '{', '[':
 		if lx.depth >= maxDepth {
@@ -259,53 +260,49 @@ func (lx *lexer) punct(c byte, start int, p pos) *abi.Error {
 		}
 		lx.depth++
 		lx.opens = append(lx.opens, p)
-		one(bracketKind(c))
+		k = bracketKind(c)
 	case ')', '}', ']':
 		if lx.depth == 0 {
 			return errAt(p, abi.CodeSyntax, "unexpected `"+string(c)+"` with no matching opening bracket", "")
 		}
 		lx.depth--
 		lx.opens = lx.opens[:len(lx.opens)-1]
-		one(bracketKind(c))
+		k = bracketKind(c)
 	case ',':
-		one(tComma)
+		k = tComma
 	case '.':
-		one(tDot)
+		k = tDot
 	case ':':
-		one(tColon)
+		k = tColon
 	case '~':
-		one(tTilde)
+		k = tTilde
 	case '^':
-		one(tCaret)
+		k = tCaret
 	case ';':
 		return errAt(p, abi.CodeSyntax, "unexpected `;`", "comments start with ;; and run to the end of the line; statements are separated by newlines")
 	case '=':
-		if lx.peekAt(1) == '>' {
-			two(tArrow)
-		} else {
-			one(tEq)
+		if k = tEq; lx.peekAt(1) == '>' {
+			k, n = tArrow, 2
 		}
 	case '!':
 		if lx.peekAt(1) != '=' {
 			return errAt(p, abi.CodeSyntax, "unexpected `!`", "the only operator starting with ! is !=")
 		}
-		two(tNe)
+		k, n = tNe, 2
 	case '>':
-		if lx.peekAt(1) == '=' {
-			two(tGe)
-		} else {
-			one(tGt)
+		if k = tGt; lx.peekAt(1) == '=' {
+			k, n = tGe, 2
 		}
 	case '<':
-		if lx.peekAt(1) == '=' {
-			two(tLe)
-		} else {
-			one(tLt)
+		if k = tLt; lx.peekAt(1) == '=' {
+			k, n = tLe, 2
 		}
 	default:
 		r, _ := utf8.DecodeRuneInString(lx.src[lx.off:])
 		return errAt(p, abi.CodeSyntax, "unexpected character "+strconv.QuoteRune(r), "")
 	}
+	lx.step(n)
+	lx.emit(k, start, p, "")
 	return nil
 }
 
