@@ -65,8 +65,23 @@ func (s *slab[T]) put(x T) *T {
 }
 
 // slice returns an empty slice with room for n elements; appending more
-// than n moves it to the heap as usual.
-func (s *slab[T]) slice(n int) []T { return s.grab(n)[:0] }
+// than n moves it to the heap as usual. A direct slab returns nil, so a
+// one-off parse grows its slices exactly as plain appends would.
+func (s *slab[T]) slice(n int) []T {
+	if s.direct {
+		return nil
+	}
+	return s.grab(n)[:0]
+}
+
+// empty is slice for a result that must be non-nil even when nothing is
+// appended (it encodes as [] rather than null).
+func (s *slab[T]) empty(n int) []T {
+	if s.direct {
+		return []T{}
+	}
+	return s.grab(n)[:0]
+}
 
 // reset makes everything handed out available again and drops chunks
 // beyond maxSlabChunks.
@@ -110,6 +125,14 @@ type planArena struct {
 	plans      slab[plan.Plan]
 	evs        slab[evPred]
 }
+
+// directAST and directPlan serve every one-off call. A direct slab never
+// writes to itself (take allocates and returns), so sharing them between
+// goroutines is safe, and a one-off Plan allocates no arena.
+var (
+	directAST  = oneOff()
+	directPlan = oneOffPlan()
+)
 
 func oneOffPlan() *planArena {
 	a := &planArena{}

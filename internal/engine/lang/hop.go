@@ -120,7 +120,7 @@ func (p *planner) relationOf(c cur, st *step) (rel *catalog.Relation, followed *
 // which of the parent's fields bind its parameters.
 func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *abi.Error) {
 	rn := st.name.text
-	h := p.pa.hops.put(plan.Hop{Relation: rn, Materialize: rel.Materialize.Kind, Target: rel.Target, Binds: p.pa.binds.slice(2)})
+	h := p.pa.hops.put(plan.Hop{Relation: rn, Materialize: rel.Materialize.Kind, Target: rel.Target, Binds: p.pa.binds.empty(2)})
 	pid := idField(c.ent.e)
 	needID := func() *abi.Error {
 		if pid == "" {

@@ -84,7 +84,7 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	}
 	arena := &s.ast
 	if s.oneOff {
-		arena = oneOff()
+		arena = directAST
 	} else {
 		arena.reset()
 	}
@@ -103,7 +103,7 @@ func (s *Scratch) Plan(req *abi.PlanRequest, catalogs map[string]*catalog.Catalo
 	s.entries = sessionEntries(req, catalogs, s.entries[:0])
 	pa := &s.plan
 	if s.oneOff {
-		pa = oneOffPlan()
+		pa = directPlan
 	} else {
 		pa.reset()
 	}

@@ -17,7 +17,7 @@ type parser struct {
 // a is nil).
 func parse(toks []token, a *astArena) ([]*line, *abi.Error) {
 	if a == nil {
-		a = oneOff()
+		a = directAST
 	}
 	ps := &parser{toks: toks, a: a}
 	lines := a.lineRefs.slice(8)
@@ -647,7 +647,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 	case tLBrack:
 		ps.next()
 		v.kind = vList
-		v.list = ps.a.valueRefs.slice(4)
+		v.list = ps.a.valueRefs.empty(4)
 		if ps.peek().kind == tRBrack {
 			ps.next()
 			return v, nil

@@ -75,7 +75,7 @@ func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 		p.labels, p.boundLater = &table[*bound]{}, &table[pos]{}
 	}
 	if p.pa == nil {
-		p.pa = oneOffPlan()
+		p.pa = directPlan
 	}
 	for _, ln := range lines {
 		if ln.label != nil {

@@ -99,3 +99,37 @@ func planBoth(t *testing.T, req *abi.PlanRequest, cats map[string]*catalog.Catal
 		t.Fatalf("Plan(%q) through a reused Scratch:\n got %s\nwant %s", req.Program, got, want)
 	}
 }
+
+// TestPlanConcurrent runs one-off Plan calls from several goroutines at
+// once: they share the direct arenas, which must stay read-only (run with
+// -race).
+func TestPlanConcurrent(t *testing.T) {
+	cats := testCatalogs()
+	want := map[string]string{}
+	for _, tc := range goldenCases {
+		p, err := Plan(&abi.PlanRequest{Program: tc.program, Entries: tc.entries, Symbols: testSymbols()}, cats)
+		want[tc.program] = encodePlan(t, p, err)
+	}
+	done := make(chan string, 4)
+	for range 4 {
+		go func() {
+			for _, tc := range goldenCases {
+				p, err := Plan(&abi.PlanRequest{Program: tc.program, Entries: tc.entries, Symbols: testSymbols()}, cats)
+				b, _ := json.Marshal(p)
+				if err != nil {
+					b, _ = json.Marshal(err)
+				}
+				if string(b) != want[tc.program] {
+					done <- tc.program
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 4 {
+		if bad := <-done; bad != "" {
+			t.Fatalf("concurrent Plan(%q) differs from a lone one", bad)
+		}
+	}
+}
