@@ -26,9 +26,11 @@ type slab[T any] struct {
 // slabChunk is the size of a slab's first chunk; later ones double.
 const slabChunk = 16
 
-// maxSlabChunks bounds the chunks a slab keeps across reset (16 << 5
-// elements of each kind), so one huge program does not pin its AST.
-const maxSlabChunks = 6
+// maxSlabChunks bounds the chunks a slab keeps across reset (240 elements
+// of each kind, a few hundred KB over all slabs at worst, against a 64 MB
+// instance), so one huge program does not pin its AST; typical programs use
+// a fraction of the first chunk.
+const maxSlabChunks = 4
 
 // grab returns n contiguous elements holding whatever they last held.
 func (s *slab[T]) grab(n int) []T {
