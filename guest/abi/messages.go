@@ -29,6 +29,11 @@ type PlanRequest struct {
 	// session's order; a bare entity name resolves in the first entry that has
 	// it when it is unambiguous.
 	Entries []string `json:"entries"`
+	// PlanWire, when not 0, is the version of the plan's binary wire form
+	// the host reads (plan.WireVersion): an engine that writes that
+	// version answers in it, any other answers JSON. Hosts set it only for
+	// engines that export ExportPlanWire.
+	PlanWire int `json:"plan_wire,omitempty"`
 }
 
 // CompileRequest asks for the wire request of one capability call.

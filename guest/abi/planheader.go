@@ -17,10 +17,21 @@ const PlanHeaderTag byte = 0xB1
 // not the session's whole map.
 const CodeSymbolsUnknown = "symbols_unknown"
 
+// ExportPlanWire marks an engine whose plan header may carry
+// PlanRequest.PlanWire, asking for the plan in its binary wire form
+// (internal/model/plan: AppendBinary, DecodeBinary) instead of JSON. A host
+// sets PlanWire only for a module that exports it, because an older
+// engine refuses a header with the field; an older host never sets it and
+// gets JSON. Called, it answers the wire version the engine writes (a JSON
+// number). The answer to a plan call is either form: the binary one starts
+// with plan.WireTag, which no JSON text starts with, so a host reads both.
+const ExportPlanWire = "plasm_plan_wire"
+
 // Limits of a binary plan header: the decoder refuses anything larger
 // before allocating for it.
 const (
 	maxHeaderEntries = 1 << 10
+	maxPlanWire      = 1 << 16
 )
 
 // ErrPlanHeader reports a malformed binary plan header.
@@ -37,7 +48,8 @@ func AppendFrameRaw(dst, header, payload []byte) []byte {
 // AppendPlanHeader appends req's program, symbol-map digest and entries in
 // the binary plan header form (req.Symbols is not part of a header).
 // Strings are uvarint-length-prefixed; the entries are preceded by their
-// count.
+// count. A non-zero PlanWire follows as a uvarint; when it is 0 nothing
+// follows, so the header is the one engines before ExportPlanWire read.
 func AppendPlanHeader(dst []byte, req *PlanRequest) []byte {
 	dst = append(dst, PlanHeaderTag)
 	dst = appendString(dst, req.Program)
@@ -45,6 +57,9 @@ func AppendPlanHeader(dst []byte, req *PlanRequest) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(req.Entries)))
 	for _, e := range req.Entries {
 		dst = appendString(dst, e)
+	}
+	if req.PlanWire > 0 {
+		dst = binary.AppendUvarint(dst, uint64(req.PlanWire))
 	}
 	return dst
 }
@@ -83,9 +98,15 @@ func ParsePlanHeader(b []byte, req *PlanRequest) error {
 			return err
 		}
 	}
-	if len(r) != 0 {
+	if len(r) == 0 {
+		return nil
+	}
+	// The optional wire version: present only when not 0, and last.
+	v, k := binary.Uvarint(r)
+	if k <= 0 || k != len(r) || v == 0 || v > maxPlanWire {
 		return ErrPlanHeader
 	}
+	req.PlanWire = int(v)
 	return nil
 }
 

@@ -11,6 +11,8 @@ func TestPlanHeaderRoundTrip(t *testing.T) {
 		{Program: "Issue(\"iss-1\")"},
 		{Program: "a = Issue{status=\"open\"}\na", SymbolsDigest: "00ff", Entries: []string{"tracker", "kanban", ""}},
 		{Program: string(make([]byte, 300)), Entries: []string{"ü"}},
+		{Program: "Issue", Entries: []string{"tracker"}, PlanWire: 1},
+		{PlanWire: 300},
 	} {
 		var got PlanRequest
 		if err := ParsePlanHeader(AppendPlanHeader(nil, req), &got); err != nil {
@@ -25,6 +27,20 @@ func TestPlanHeaderRoundTrip(t *testing.T) {
 	}
 }
 
+// A header without PlanWire is byte for byte what engines before
+// ExportPlanWire parse: they refuse anything after the entries.
+func TestPlanHeaderWithoutWireIsUnchanged(t *testing.T) {
+	req := &PlanRequest{Program: "x", SymbolsDigest: "d", Entries: []string{"a"}}
+	want := []byte{PlanHeaderTag, 1, 'x', 1, 'd', 1, 1, 'a'}
+	if got := AppendPlanHeader(nil, req); string(got) != string(want) {
+		t.Fatalf("header %x, want %x", got, want)
+	}
+	req.PlanWire = 1
+	if got := AppendPlanHeader(nil, req); string(got) != string(append(want, 1)) {
+		t.Fatalf("header with PlanWire %x, want %x", got, append(want, 1))
+	}
+}
+
 func TestPlanHeaderMalformed(t *testing.T) {
 	good := AppendPlanHeader(nil, &PlanRequest{Program: "x", SymbolsDigest: "d", Entries: []string{"a", "b"}})
 	for _, b := range [][]byte{
@@ -34,6 +50,9 @@ func TestPlanHeaderMalformed(t *testing.T) {
 		{PlanHeaderTag, 0x05, 'a'},
 		{PlanHeaderTag, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
 		{PlanHeaderTag, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		append(append([]byte(nil), good...), 1, 1),                      // wire version, then more
+		append(append([]byte(nil), good...), 0x80),                      // truncated wire version
+		append(append([]byte(nil), good...), 0xff, 0xff, 0xff, 0xff, 1), // wire version out of range
 	} {
 		var req PlanRequest
 		if err := ParsePlanHeader(b, &req); err == nil {

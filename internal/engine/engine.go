@@ -15,6 +15,7 @@ import (
 	"github.com/plasmd/plasmd/internal/engine/decode"
 	"github.com/plasmd/plasmd/internal/engine/lang"
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/model/request"
 	"github.com/plasmd/plasmd/internal/model/symbol"
 	"github.com/plasmd/plasmd/internal/model/tape"
@@ -115,8 +116,18 @@ func (e *Engine) dispatch(export string, in []byte) []byte {
 			return e.fail(aerr)
 		}
 		e.out = append(e.out[:0], abi.StatusOK)
+		if req.PlanWire == plan.WireVersion {
+			var err error
+			if e.out, err = p.AppendBinary(e.out); err == nil {
+				return e.out
+			}
+			// A plan the binary form cannot carry goes as JSON.
+			e.out = e.out[:1]
+		}
 		e.out = p.AppendJSON(e.out)
 		return e.out
+	case abi.ExportPlanWire:
+		return e.ok(plan.WireVersion)
 	case abi.ExportCompile:
 		var req abi.CompileRequest
 		if err := abi.Unmarshal(in, &req); err != nil {

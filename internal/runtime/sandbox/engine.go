@@ -74,21 +74,23 @@ func (e *Engine) PlanWith(ctx context.Context, req *abi.PlanRequest, sym *Symbol
 	// symbol map by digest only: an instance keeps the maps it decoded, so
 	// the map itself travels only when the instance answers that it does
 	// not hold it.
+	// The answer comes in the plan's binary wire form when the engine
+	// can write it (planwire.go), else as JSON.
 	head := *req
 	head.Symbols = nil
 	head.SymbolsDigest = sym.Digest()
+	head.PlanWire = e.planWire()
 	frame := abi.AppendFrameRaw(nil, abi.AppendPlanHeader(nil, &head), nil)
-	var p plan.Plan
-	use := func(b []byte) error { return abi.Unmarshal(b, &p) }
+	var p *plan.Plan
+	use := func(b []byte) (err error) { p, err = decodePlan(b); return err }
 	err := e.Tenant.do(ctx, abi.ExportPlan, needsOf(req.Entries), frame, nil, use)
 	if ae, ok := err.(*abi.Error); ok && ae.Code == abi.CodeSymbolsUnknown && sym != nil {
-		p = plan.Plan{}
 		err = e.Tenant.do(ctx, abi.ExportPlan, needsOf(req.Entries), frame, sym.json, use)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &p, nil
+	return p, nil
 }
 
 // Compile builds the backend request of one capability call: filled
