@@ -372,6 +372,17 @@ func (w *wireWriter) value(v any, depth int, marshal bool) error {
 			return nil
 		}
 		return w.marshalled(v, depth, marshal)
+	case json.Number:
+		// encoding/json writes "" as 0 and refuses what is not a number.
+		n := string(t)
+		if n == "" {
+			n = "0"
+		}
+		if !isJSONNumber(n) {
+			return w.marshalled(v, depth, marshal)
+		}
+		w.b = append(w.b, valNumber)
+		w.str(n)
 	case []any:
 		if t == nil && marshal {
 			w.b = append(w.b, valNull)

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"reflect"
 	"testing"
 
+	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
@@ -41,5 +43,28 @@ func TestPlanCacheCopiesAndEvicts(t *testing.T) {
 	}
 	if _, ok := c.get("a"); !ok {
 		t.Fatal("recently used plan a was evicted")
+	}
+}
+
+// The cache stores what a plan decodes to after crossing the ABI (numbers
+// as json.Number, lists as []any), through the binary wire form or, for a
+// plan that form declines, JSON: a hit equals the host's JSON decoding.
+func TestPlanCacheStoresTheWireRoundTrip(t *testing.T) {
+	deep := any("leaf")
+	for range plan.MaxWireValueDepth + 1 {
+		deep = []any{deep}
+	}
+	for name, v := range map[string]any{"shallow": []any{int64(3), 2.5, "x"}, "deep": deep} {
+		p := &plan.Plan{Nodes: []plan.Node{{Op: plan.OpFetch, Args: map[string]any{"v": v}}}}
+		var want plan.Plan
+		if err := abi.Unmarshal(p.AppendJSON(nil), &want); err != nil {
+			t.Fatal(err)
+		}
+		c := newPlanCache(1)
+		c.put("k", p)
+		got, ok := c.get("k")
+		if !ok || !reflect.DeepEqual(got, &want) {
+			t.Fatalf("%s: cached %v %#v, want %#v", name, ok, got, &want)
+		}
 	}
 }
