@@ -114,6 +114,41 @@ func BenchmarkPlanSandboxed(b *testing.B) {
 	reportCPU(b, c0)
 }
 
+// BenchmarkPlanSandboxedSession is BenchmarkPlanSandboxed the way a
+// session plans (core.Service): the symbol map is encoded and digested
+// once per symbol revision and reused (PlanWith), where Plan encodes it on
+// every call.
+func BenchmarkPlanSandboxedSession(b *testing.B) {
+	req, cats := planRequest(b)
+	ctx := context.Background()
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer host.Close(ctx)
+	mod, err := host.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tn := sandbox.NewEngine(host.Tenant("bench", sandbox.TenantSpec{Module: mod, Loads: sandbox.CatalogLoads(cats), Limits: sandbox.DefaultLimits()}))
+	sym, err := sandbox.EncodeSymbols(req.Symbols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := &abi.PlanRequest{Program: req.Program, Entries: req.Entries}
+	if _, err := tn.PlanWith(ctx, bare, sym); err != nil { // warm: instance created, catalogs and map loaded
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	c0 := processCPU()
+	for b.Loop() {
+		if _, err := tn.PlanWith(ctx, bare, sym); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, c0)
+}
+
 // BenchmarkRunGet is an HTTP run of a get through plasmd (plan in the
 // sandbox, request compiled and response decoded in the sandbox, egress,
 // Markdown rendering). BenchmarkDirectGet is the same read sent straight to

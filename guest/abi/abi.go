@@ -30,8 +30,10 @@
 // header length, the JSON header, then the raw payload bytes, so large
 // response bodies are never escaped or copied into JSON strings.
 //
-// ExportPlan's payload is the session's symbol map as JSON and its header
-// names the map's digest. The engine keeps decoded maps by digest, so a
+// ExportPlan's header is binary (AppendPlanHeader) and its answer is the
+// plan as JSON, or in the plan's binary wire form when the header asks for
+// it (PlanRequest.PlanWire, ExportPlanWire). Its payload is the session's
+// symbol map as JSON and its header names the map's digest. The engine keeps decoded maps by digest, so a
 // session's map is decoded once per instance, not once per program: guest
 // code pays for every loop iteration under wazero's deadline checks (see
 // docs/decisions.md), and the map is the largest part of a plan request.
@@ -58,7 +60,7 @@ const (
 const (
 	ExportPing        = "plasm_ping"         // raw bytes in, same bytes out
 	ExportLoadCatalog = "plasm_load_catalog" // LoadCatalogRequest → LoadCatalogResponse
-	ExportPlan        = "plasm_plan"         // frame(PlanRequest, symbol map JSON) → plan.Plan
+	ExportPlan        = "plasm_plan"         // frame(PlanRequest, symbol map JSON) → plan.Plan (JSON or binary; see ExportPlanWire)
 	ExportCompile     = "plasm_compile"      // CompileRequest → CompiledRequest
 	ExportDecode      = "plasm_decode"       // frame(DecodeRequest, body) → DecodeResponse
 	// ExportDecodeSpec compiles a capability's extraction spec, which the
