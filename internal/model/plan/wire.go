@@ -64,404 +64,422 @@ const (
 // AppendBinary appends p's binary wire form to b. On error (see
 // ErrWireUnencodable) the returned slice holds a partial encoding: callers
 // go back to len(b) and send JSON.
+//
+// The encoder threads the buffer through arguments and results, as
+// AppendJSON does, rather than keeping it in a struct behind a pointer:
+// in the guest every store of a slice through a pointer takes a GC write
+// barrier while the collector marks, which it often does there.
 func (p *Plan) AppendBinary(b []byte) ([]byte, error) {
-	w := wireWriter{b: append(b, WireTag)}
-	w.uint(WireVersion)
-	w.listLen(len(p.Nodes), p.Nodes == nil, true)
+	b = append(b, WireTag)
+	b = putUint(b, WireVersion)
+	b = putLen(b, len(p.Nodes), p.Nodes == nil, true)
+	var err error
 	for i := range p.Nodes {
-		w.node(&p.Nodes[i])
+		if b, err = putNode(b, &p.Nodes[i]); err != nil {
+			return b, err
+		}
 	}
-	w.listLen(len(p.Roots), p.Roots == nil, true)
+	b = putLen(b, len(p.Roots), p.Roots == nil, true)
 	for _, r := range p.Roots {
-		w.str(r.Label)
-		w.int(r.Node)
+		b = putStr(b, r.Label)
+		b = putInt(b, r.Node)
 	}
-	w.ints(p.Order, true)
-	w.str(p.Verdict)
-	w.strs(p.Reasons, false)
-	w.str(p.Summary)
-	return w.b, w.err
+	b = putInts(b, p.Order, true)
+	b = putStr(b, p.Verdict)
+	b = putStrs(b, p.Reasons, false)
+	return putStr(b, p.Summary), nil
 }
 
-// wireWriter appends the binary form. err is sticky: once set, the rest
-// still appends but the result is discarded.
-type wireWriter struct {
-	b   []byte
-	err error
+// putUint and putInt take the one-byte case without binary.AppendUvarint's
+// loop: nearly every length and integer in a plan is below 128, and in the
+// guest every loop header costs an interruption check.
+func putUint(b []byte, n uint64) []byte {
+	if n < 0x80 {
+		return append(b, byte(n))
+	}
+	return binary.AppendUvarint(b, n)
 }
 
-func (w *wireWriter) uint(n uint64) { w.b = binary.AppendUvarint(w.b, n) }
-func (w *wireWriter) int(n int)     { w.b = binary.AppendVarint(w.b, int64(n)) }
+func putInt(b []byte, n int) []byte {
+	if n >= -64 && n < 64 {
+		return append(b, byte(uint64(n)<<1^uint64(n>>63)))
+	}
+	return binary.AppendVarint(b, int64(n))
+}
 
-func (w *wireWriter) bool(v bool) {
+func putBool(b []byte, v bool) []byte {
 	if v {
-		w.b = append(w.b, 1)
-	} else {
-		w.b = append(w.b, 0)
+		return append(b, 1)
 	}
+	return append(b, 0)
 }
 
-func (w *wireWriter) str(s string) {
-	w.b = binary.AppendUvarint(w.b, uint64(len(s)))
-	w.b = append(w.b, s...)
+func putStr(b []byte, s string) []byte {
+	return append(putUint(b, uint64(len(s))), s...)
 }
 
-// present writes whether an optional part follows.
-func (w *wireWriter) present(ok bool) bool {
-	w.bool(ok)
-	return ok
-}
-
-func (w *wireWriter) ints(xs []int, nullable bool) {
-	w.listLen(len(xs), xs == nil, nullable)
-	for _, x := range xs {
-		w.int(x)
-	}
-}
-
-func (w *wireWriter) strs(ss []string, nullable bool) {
-	w.listLen(len(ss), ss == nil, nullable)
-	for _, s := range ss {
-		w.str(s)
-	}
-}
-
-// listLen writes a list's length: for a list JSON writes as null when nil
+// putLen writes a list's length: for a list JSON writes as null when nil
 // (nullable), 0 is nil and n+1 is n elements; otherwise 0 is empty, which
 // JSON's omitempty also turns into nil.
-func (w *wireWriter) listLen(n int, isNil, nullable bool) {
+func putLen(b []byte, n int, isNil, nullable bool) []byte {
 	switch {
 	case !nullable:
-		w.uint(uint64(n))
+		return putUint(b, uint64(n))
 	case isNil:
-		w.uint(0)
+		return append(b, 0)
 	default:
-		w.uint(uint64(n) + 1)
+		return putUint(b, uint64(n)+1)
 	}
 }
 
-func (w *wireWriter) node(n *Node) {
-	w.int(n.ID)
-	w.str(n.Op)
-	w.str(n.Kind)
-	w.str(n.Effect)
-	w.str(n.Label)
-	w.str(n.EntryID)
-	w.str(n.Entity)
-	w.str(n.Capability)
-	w.strs(n.Columns, false)
-	w.uint(uint64(len(n.Args)))
-	for k, v := range n.Args {
-		w.str(k)
-		w.value(v, 0, false)
-	}
-	w.uint(uint64(len(n.ArgRefs)))
-	for _, r := range n.ArgRefs {
-		w.argRef(r)
-	}
-	w.int(n.Input)
-	if w.present(n.ForEach != nil) {
-		w.bind(*n.ForEach)
-	}
-	if w.present(n.EachRow != nil) {
-		w.binds(n.EachRow.Binds, true)
-	}
-	if s := n.Semi; w.present(s != nil) {
-		w.int(s.Node)
-		w.str(s.Field)
-		w.str(s.Key)
-	}
-	w.int(n.PageSize)
-	w.uint(uint64(len(n.Templates)))
-	for _, t := range n.Templates {
-		w.str(t.Var)
-		w.strs(t.Parts, true)
-		w.listLen(len(t.Refs), t.Refs == nil, true)
-		for _, r := range t.Refs {
-			w.argRef(r)
-		}
-	}
-	if h := n.Hop; w.present(h != nil) {
-		w.str(h.Relation)
-		w.str(h.Materialize)
-		w.str(h.Target)
-		w.str(h.Capability)
-		w.binds(h.Binds, true)
-		w.str(h.DistinctBy)
-	}
-	if h := n.Hydrate; w.present(h != nil) {
-		w.binds(h.Binds, true)
-		w.strs(h.Fields, true)
-	}
-	w.view(n.View)
-	w.preds(n.Filters)
-	w.uint(uint64(len(n.Transforms)))
-	for i := range n.Transforms {
-		w.transform(&n.Transforms[i])
-	}
-	if pg := n.Page; w.present(pg != nil) {
-		w.str(pg.Handle)
-		w.int(pg.Limit)
-	}
-	w.bool(n.Many)
-	w.ints(n.Deps, false)
-	w.int(n.Line)
-	w.int(n.Column)
-}
-
-func (w *wireWriter) argRef(r ArgRef) {
-	w.str(r.Var)
-	w.int(r.Node)
-	w.str(r.Field)
-}
-
-func (w *wireWriter) bind(x Bind) {
-	w.str(x.Var)
-	w.str(x.Field)
-}
-
-func (w *wireWriter) binds(xs []Bind, nullable bool) {
-	w.listLen(len(xs), xs == nil, nullable)
+func putInts(b []byte, xs []int, nullable bool) []byte {
+	b = putLen(b, len(xs), xs == nil, nullable)
 	for _, x := range xs {
-		w.bind(x)
+		b = putInt(b, x)
 	}
+	return b
 }
 
-func (w *wireWriter) preds(ps []Pred) {
-	w.uint(uint64(len(ps)))
-	for _, p := range ps {
-		w.str(p.Field)
-		w.str(p.Op)
-		w.value(p.Value, 0, false)
+func putStrs(b []byte, ss []string, nullable bool) []byte {
+	b = putLen(b, len(ss), ss == nil, nullable)
+	for _, s := range ss {
+		b = putStr(b, s)
 	}
+	return b
 }
 
-func (w *wireWriter) transform(t *Transform) {
-	w.str(t.Kind)
-	w.int(t.N)
-	w.str(t.Field)
-	w.bool(t.Desc)
-	w.strs(t.Fields, false)
-	w.preds(t.Preds)
-	w.uint(uint64(len(t.Aggs)))
-	for _, a := range t.Aggs {
-		w.str(a.Name)
-		w.str(a.Fn)
-		w.str(a.Field)
-	}
-	w.uint(uint64(len(t.Derive)))
-	for _, d := range t.Derive {
-		w.str(d.Name)
-		w.str(d.Field)
-		w.value(d.Value, 0, false)
-	}
-	w.str(t.Template)
-}
-
-// view writes a view node's composition. AppendJSON encodes a view with
-// encoding/json and leaves it out when that fails (a NaN value), so the
-// view is encoded strictly and, on failure, written as absent.
-func (w *wireWriter) view(v *View) {
-	if !w.present(v != nil) {
-		return
-	}
-	mark := len(w.b)
-	if err := w.viewBody(v); err != nil {
-		w.b = append(w.b[:mark-1], 0)
-		if errors.Is(err, ErrWireUnencodable) {
-			w.err = err
+func putNode(b []byte, n *Node) ([]byte, error) {
+	b = putInt(b, n.ID)
+	b = putStr(b, n.Op)
+	b = putStr(b, n.Kind)
+	b = putStr(b, n.Effect)
+	b = putStr(b, n.Label)
+	b = putStr(b, n.EntryID)
+	b = putStr(b, n.Entity)
+	b = putStr(b, n.Capability)
+	b = putStrs(b, n.Columns, false)
+	b = putUint(b, uint64(len(n.Args)))
+	var err error
+	for k, v := range n.Args {
+		if b, err = putValue(putStr(b, k), v, 0, false); err != nil {
+			return b, err
 		}
 	}
+	b = putUint(b, uint64(len(n.ArgRefs)))
+	for _, r := range n.ArgRefs {
+		b = putArgRef(b, r)
+	}
+	b = putInt(b, n.Input)
+	// Optional parts: a presence byte, then the part when present.
+	if b = putBool(b, n.ForEach != nil); n.ForEach != nil {
+		b = putBind(b, *n.ForEach)
+	}
+	if b = putBool(b, n.EachRow != nil); n.EachRow != nil {
+		b = putBinds(b, n.EachRow.Binds, true)
+	}
+	if b = putBool(b, n.Semi != nil); n.Semi != nil {
+		b = putInt(b, n.Semi.Node)
+		b = putStr(b, n.Semi.Field)
+		b = putStr(b, n.Semi.Key)
+	}
+	b = putInt(b, n.PageSize)
+	b = putUint(b, uint64(len(n.Templates)))
+	for _, t := range n.Templates {
+		b = putStr(b, t.Var)
+		b = putStrs(b, t.Parts, true)
+		b = putLen(b, len(t.Refs), t.Refs == nil, true)
+		for _, r := range t.Refs {
+			b = putArgRef(b, r)
+		}
+	}
+	if h := n.Hop; h != nil {
+		b = append(b, 1)
+		b = putStr(b, h.Relation)
+		b = putStr(b, h.Materialize)
+		b = putStr(b, h.Target)
+		b = putStr(b, h.Capability)
+		b = putBinds(b, h.Binds, true)
+		b = putStr(b, h.DistinctBy)
+	} else {
+		b = append(b, 0)
+	}
+	if h := n.Hydrate; h != nil {
+		b = append(b, 1)
+		b = putBinds(b, h.Binds, true)
+		b = putStrs(b, h.Fields, true)
+	} else {
+		b = append(b, 0)
+	}
+	if b, err = putView(b, n.View); err != nil {
+		return b, err
+	}
+	if b, err = putPreds(b, n.Filters); err != nil {
+		return b, err
+	}
+	b = putUint(b, uint64(len(n.Transforms)))
+	for i := range n.Transforms {
+		if b, err = putTransform(b, &n.Transforms[i]); err != nil {
+			return b, err
+		}
+	}
+	if pg := n.Page; pg != nil {
+		b = append(b, 1)
+		b = putStr(b, pg.Handle)
+		b = putInt(b, pg.Limit)
+	} else {
+		b = append(b, 0)
+	}
+	b = putBool(b, n.Many)
+	b = putInts(b, n.Deps, false)
+	b = putInt(b, n.Line)
+	return putInt(b, n.Column), nil
+}
+
+func putArgRef(b []byte, r ArgRef) []byte {
+	b = putStr(b, r.Var)
+	b = putInt(b, r.Node)
+	return putStr(b, r.Field)
+}
+
+func putBind(b []byte, x Bind) []byte {
+	return putStr(putStr(b, x.Var), x.Field)
+}
+
+func putBinds(b []byte, xs []Bind, nullable bool) []byte {
+	b = putLen(b, len(xs), xs == nil, nullable)
+	for _, x := range xs {
+		b = putBind(b, x)
+	}
+	return b
+}
+
+func putPreds(b []byte, ps []Pred) ([]byte, error) {
+	b = putUint(b, uint64(len(ps)))
+	var err error
+	for _, p := range ps {
+		b = putStr(b, p.Field)
+		b = putStr(b, p.Op)
+		if b, err = putValue(b, p.Value, 0, false); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+func putTransform(b []byte, t *Transform) ([]byte, error) {
+	b = putStr(b, t.Kind)
+	b = putInt(b, t.N)
+	b = putStr(b, t.Field)
+	b = putBool(b, t.Desc)
+	b = putStrs(b, t.Fields, false)
+	var err error
+	if b, err = putPreds(b, t.Preds); err != nil {
+		return b, err
+	}
+	b = putUint(b, uint64(len(t.Aggs)))
+	for _, a := range t.Aggs {
+		b = putStr(b, a.Name)
+		b = putStr(b, a.Fn)
+		b = putStr(b, a.Field)
+	}
+	b = putUint(b, uint64(len(t.Derive)))
+	for _, d := range t.Derive {
+		b = putStr(b, d.Name)
+		b = putStr(b, d.Field)
+		if b, err = putValue(b, d.Value, 0, false); err != nil {
+			return b, err
+		}
+	}
+	return putStr(b, t.Template), nil
+}
+
+// putView writes a view node's composition. AppendJSON encodes a view with
+// encoding/json and leaves it out when that fails (a NaN value), so the
+// view is encoded strictly and, on that failure, written as absent.
+func putView(b []byte, v *View) ([]byte, error) {
+	if v == nil {
+		return append(b, 0), nil
+	}
+	mark := len(b)
+	b, err := putViewBody(append(b, 1), v)
+	if errors.Is(err, errUnmarshalable) {
+		return append(b[:mark], 0), nil
+	}
+	return b, err
 }
 
 // errUnmarshalable marks a view value encoding/json refuses.
 var errUnmarshalable = errors.New("plan: value encoding/json cannot encode")
 
-func (w *wireWriter) viewBody(v *View) error {
-	w.str(v.Name)
-	w.strs(v.Required, false)
-	w.uint(viewListLen(len(v.Steps), v.Steps == nil))
+func putViewBody(b []byte, v *View) ([]byte, error) {
+	b = putStr(b, v.Name)
+	b = putStrs(b, v.Required, false)
+	b = putLen(b, len(v.Steps), v.Steps == nil, true)
+	var err error
 	for i := range v.Steps {
-		s := &v.Steps[i]
-		w.str(s.ID)
-		w.str(s.Capability)
-		w.str(s.Kind)
-		w.str(s.Entity)
-		w.strs(s.Columns, false)
-		w.uint(uint64(len(s.Binds)))
-		for _, x := range s.Binds {
-			w.str(x.Var)
-			w.str(x.Kind)
-			w.str(x.From)
-			w.str(x.Node)
-			w.str(x.Field)
-			if err := w.value(x.Value, 0, true); err != nil {
-				return err
-			}
-			w.str(x.Template)
-			w.bool(x.Filter)
+		if b, err = putViewStep(b, &v.Steps[i]); err != nil {
+			return b, err
 		}
-		w.str(s.IDFrom)
-		w.strs(s.IDVars, false)
 	}
-	w.uint(uint64(len(v.Outputs)))
+	b = putUint(b, uint64(len(v.Outputs)))
 	for _, o := range v.Outputs {
-		w.str(o.Field)
-		w.str(o.Kind)
-		w.str(o.Param)
-		w.str(o.Node)
-		w.str(o.Of)
-		if err := w.value(o.Equals, 0, true); err != nil {
-			return err
+		b = putStr(b, o.Field)
+		b = putStr(b, o.Kind)
+		b = putStr(b, o.Param)
+		b = putStr(b, o.Node)
+		b = putStr(b, o.Of)
+		if b, err = putValue(b, o.Equals, 0, true); err != nil {
+			return b, err
 		}
-		w.str(o.Template)
+		b = putStr(b, o.Template)
 	}
-	w.uint(uint64(len(v.Relations)))
+	b = putUint(b, uint64(len(v.Relations)))
 	for _, r := range v.Relations {
-		w.str(r.Relation)
-		w.str(r.Kind)
-		w.str(r.Node)
-		w.str(r.Where)
-		if err := w.value(r.Equals, 0, true); err != nil {
-			return err
+		b = putStr(b, r.Relation)
+		b = putStr(b, r.Kind)
+		b = putStr(b, r.Node)
+		b = putStr(b, r.Where)
+		if b, err = putValue(b, r.Equals, 0, true); err != nil {
+			return b, err
 		}
-		w.strs(r.Columns, false)
+		b = putStrs(b, r.Columns, false)
 	}
-	return nil
+	return b, nil
 }
 
-func viewListLen(n int, isNil bool) uint64 {
-	if isNil {
-		return 0
+func putViewStep(b []byte, s *ViewStep) ([]byte, error) {
+	b = putStr(b, s.ID)
+	b = putStr(b, s.Capability)
+	b = putStr(b, s.Kind)
+	b = putStr(b, s.Entity)
+	b = putStrs(b, s.Columns, false)
+	b = putUint(b, uint64(len(s.Binds)))
+	var err error
+	for _, x := range s.Binds {
+		b = putStr(b, x.Var)
+		b = putStr(b, x.Kind)
+		b = putStr(b, x.From)
+		b = putStr(b, x.Node)
+		b = putStr(b, x.Field)
+		if b, err = putValue(b, x.Value, 0, true); err != nil {
+			return b, err
+		}
+		b = putStr(b, x.Template)
+		b = putBool(b, x.Filter)
 	}
-	return uint64(n) + 1
+	b = putStr(b, s.IDFrom)
+	return putStrs(b, s.IDVars, false), nil
 }
 
-// value writes v as AppendJSON would write it (marshal false) or as
+// putValue writes v as AppendJSON would write it (marshal false) or as
 // encoding/json would (marshal true, for views): the two differ only for
 // a nil []any or map, which appendValue writes as empty and encoding/json
 // as null, and for a value encoding/json refuses, which appendValue writes
 // as null and the view encoder reports (errUnmarshalable).
-func (w *wireWriter) value(v any, depth int, marshal bool) error {
+func putValue(b []byte, v any, depth int, marshal bool) ([]byte, error) {
 	if depth >= MaxWireValueDepth {
-		w.err = ErrWireUnencodable
-		return ErrWireUnencodable
+		return b, ErrWireUnencodable
 	}
+	var err error
 	switch t := v.(type) {
 	case nil:
-		w.b = append(w.b, valNull)
+		return append(b, valNull), nil
 	case string:
-		w.b = append(w.b, valString)
-		w.str(t)
+		return putStr(append(b, valString), t), nil
 	case bool:
-		w.b = append(w.b, valFalse)
 		if t {
-			w.b[len(w.b)-1] = valTrue
+			return append(b, valTrue), nil
 		}
+		return append(b, valFalse), nil
 	case int:
-		w.int64(int64(t))
+		return putIntValue(b, int64(t)), nil
 	case int64:
-		w.int64(t)
+		return putIntValue(b, t), nil
 	case float64:
 		if !math.IsInf(t, 0) && !math.IsNaN(t) && t == math.Trunc(t) && math.Abs(t) < 1e21 {
 			// At most 21 digits and a sign: the length is one byte.
-			w.b = append(w.b, valNumber, 0)
-			start := len(w.b)
-			w.b = strconv.AppendFloat(w.b, t, 'f', -1, 64)
-			w.b[start-1] = byte(len(w.b) - start)
-			return nil
+			b = append(b, valNumber, 0)
+			start := len(b)
+			b = strconv.AppendFloat(b, t, 'f', -1, 64)
+			b[start-1] = byte(len(b) - start)
+			return b, nil
 		}
-		return w.marshalled(v, depth, marshal)
 	case json.Number:
 		// encoding/json writes "" as 0 and refuses what is not a number.
 		n := string(t)
 		if n == "" {
 			n = "0"
 		}
-		if !isJSONNumber(n) {
-			return w.marshalled(v, depth, marshal)
+		if isJSONNumber(n) {
+			return putStr(append(b, valNumber), n), nil
 		}
-		w.b = append(w.b, valNumber)
-		w.str(n)
 	case []any:
 		if t == nil && marshal {
-			w.b = append(w.b, valNull)
-			return nil
+			return append(b, valNull), nil
 		}
-		w.b = append(w.b, valList)
-		w.uint(uint64(len(t)))
+		b = putUint(append(b, valList), uint64(len(t)))
 		for _, e := range t {
-			if err := w.value(e, depth+1, marshal); err != nil {
-				return err
+			if b, err = putValue(b, e, depth+1, marshal); err != nil {
+				return b, err
 			}
 		}
+		return b, nil
 	case map[string]any:
 		if t == nil && marshal {
-			w.b = append(w.b, valNull)
-			return nil
+			return append(b, valNull), nil
 		}
-		w.b = append(w.b, valObject)
-		w.uint(uint64(len(t)))
+		b = putUint(append(b, valObject), uint64(len(t)))
 		for k, e := range t {
-			w.str(k)
-			if err := w.value(e, depth+1, marshal); err != nil {
-				return err
+			if b, err = putValue(putStr(b, k), e, depth+1, marshal); err != nil {
+				return b, err
 			}
 		}
-	default:
-		return w.marshalled(v, depth, marshal)
+		return b, nil
 	}
-	return nil
+	return putMarshalled(b, v, depth, marshal)
 }
 
-// int64 writes an integer value as its decimal text, formatted in place
-// (at most 20 bytes, so its length is one uvarint byte).
-func (w *wireWriter) int64(n int64) {
-	w.b = append(w.b, valNumber, 0)
-	start := len(w.b)
-	w.b = strconv.AppendInt(w.b, n, 10)
-	w.b[start-1] = byte(len(w.b) - start)
+// putIntValue writes an integer value as its decimal text, formatted in
+// place (at most 20 bytes, so its length is one uvarint byte).
+func putIntValue(b []byte, n int64) []byte {
+	b = append(b, valNumber, 0)
+	start := len(b)
+	b = strconv.AppendInt(b, n, 10)
+	b[start-1] = byte(len(b) - start)
+	return b
 }
 
-func (w *wireWriter) number(text []byte) {
-	w.b = append(w.b, valNumber)
-	w.b = binary.AppendUvarint(w.b, uint64(len(text)))
-	w.b = append(w.b, text...)
-}
-
-// marshalled writes a value of a type appendValue leaves to encoding/json
-// (floats with a fraction, json.Number, other Go types): what JSON would
-// carry is exactly encoding/json's text decoded again, so that is what is
-// written. These are rare; the planner's own values take the cases above.
-func (w *wireWriter) marshalled(v any, depth int, marshal bool) error {
+// putMarshalled writes a value of a type appendValue leaves to
+// encoding/json (floats with a fraction, other Go types, an invalid
+// json.Number): what JSON would carry is exactly encoding/json's text
+// decoded again, so that is what is written. These are rare; the
+// planner's own values take the cases of putValue.
+func putMarshalled(b []byte, v any, depth int, marshal bool) ([]byte, error) {
 	j, err := json.Marshal(v)
 	if err != nil {
 		if marshal {
-			return errUnmarshalable
+			return b, errUnmarshalable
 		}
-		w.b = append(w.b, valNull)
-		return nil
+		return append(b, valNull), nil
 	}
-	if j[0] != '{' && j[0] != '[' && j[0] != '"' {
-		switch string(j) {
-		case "null":
-			w.b = append(w.b, valNull)
-		case "true", "false":
-			w.value(j[0] == 't', depth, marshal)
-		default:
-			w.number(j)
+	switch j[0] {
+	case 'n':
+		return append(b, valNull), nil
+	case 't':
+		return append(b, valTrue), nil
+	case 'f':
+		return append(b, valFalse), nil
+	case '{', '[', '"':
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.UseNumber()
+		var back any
+		if err := dec.Decode(&back); err != nil {
+			if marshal {
+				return b, errUnmarshalable
+			}
+			return append(b, valNull), nil
 		}
-		return nil
+		return putValue(b, back, depth, marshal)
 	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.UseNumber()
-	var back any
-	if err := dec.Decode(&back); err != nil {
-		if marshal {
-			return errUnmarshalable
-		}
-		w.b = append(w.b, valNull)
-		return nil
-	}
-	return w.value(back, depth, marshal)
+	return putStr(append(b, valNumber), string(j)), nil
 }
