@@ -1,0 +1,371 @@
+package wasmmeter
+
+import (
+	"fmt"
+)
+
+// reader reads a byte slice front to back; every read reports
+// ErrMalformed rather than panicking on short or over-long input.
+type reader struct {
+	b   []byte
+	pos int
+}
+
+func (r *reader) done() bool { return r.pos >= len(r.b) }
+
+func (r *reader) byte() (byte, error) {
+	if r.pos >= len(r.b) {
+		return 0, fmt.Errorf("%w: unexpected end at byte %d", ErrMalformed, r.pos)
+	}
+	c := r.b[r.pos]
+	r.pos++
+	return c, nil
+}
+
+func (r *reader) bytes(n uint32) ([]byte, error) {
+	if uint64(n) > uint64(len(r.b)-r.pos) {
+		return nil, fmt.Errorf("%w: %d bytes wanted at byte %d, %d left", ErrMalformed, n, r.pos, len(r.b)-r.pos)
+	}
+	s := r.b[r.pos : r.pos+int(n)]
+	r.pos += int(n)
+	return s, nil
+}
+
+// u32 reads an unsigned LEB128 of at most 5 bytes whose value fits 32 bits.
+func (r *reader) u32() (uint32, error) {
+	var x uint64
+	for i := 0; i < 5; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			if x > 1<<32-1 {
+				return 0, fmt.Errorf("%w: u32 overflows at byte %d", ErrMalformed, r.pos)
+			}
+			return uint32(x), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: u32 longer than 5 bytes at byte %d", ErrMalformed, r.pos)
+}
+
+// signed reads a signed LEB128 of at most maxBytes bytes (5 for s32 and
+// s33, 10 for s64) and returns its value.
+func (r *reader) signed(maxBytes int) (int64, error) {
+	var x int64
+	for i := 0; i < maxBytes; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		if i < 9 {
+			x |= int64(c&0x7f) << (7 * i)
+		} else {
+			x |= int64(c&0x01) << 63
+		}
+		if c < 0x80 {
+			if shift := 7 * (i + 1); shift < 64 && c&0x40 != 0 {
+				x |= -1 << shift
+			}
+			return x, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: signed LEB128 longer than %d bytes at byte %d", ErrMalformed, maxBytes, r.pos)
+}
+
+func (r *reader) name() (string, error) {
+	n, err := r.u32()
+	if err != nil {
+		return "", err
+	}
+	b, err := r.bytes(n)
+	return string(b), err
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func appendS32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if x == 0 && c&0x40 == 0 || x == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// Opcodes the instrumenter and the verifier look at.
+const (
+	opUnreachable  = 0x00
+	opBlock        = 0x02
+	opLoop         = 0x03
+	opIf           = 0x04
+	opElse         = 0x05
+	opEnd          = 0x0b
+	opBr           = 0x0c
+	opBrIf         = 0x0d
+	opBrTable      = 0x0e
+	opCall         = 0x10
+	opCallIndirect = 0x11
+	opReturnCall   = 0x12
+	opReturnCallIn = 0x13
+	opGlobalGet    = 0x23
+	opGlobalSet    = 0x24
+	opI32Const     = 0x41
+	opI32LtU       = 0x49
+	opI32Sub       = 0x6b
+	opRefFunc      = 0xd2
+	prefixMisc     = 0xfc
+	prefixSIMD     = 0xfd
+	prefixAtomic   = 0xfe
+	blockEmpty     = 0x40
+)
+
+// inst is one decoded instruction.
+type inst struct {
+	op  byte
+	sub uint32 // the sub-opcode of a prefixed (0xFC, 0xFD) instruction
+	// pos and end delimit the instruction's bytes.
+	pos, end int
+	// idx is the first index immediate: a label depth (br, br_if), a
+	// function (call, return_call, ref.func), a global (global.get/set).
+	idx uint32
+	// idxAt and idxEnd delimit idx's bytes, so a function index can be
+	// re-encoded in place.
+	idxAt, idxEnd int
+	// labels are br_table's label depths, default last (reused between
+	// calls of decodeInst on the same inst).
+	labels []uint32
+}
+
+// immediate shapes of single-byte opcodes.
+const (
+	immNone = iota + 1
+	immBlock
+	immLabel
+	immBrTable
+	immFunc
+	immU32
+	immU32x2
+	immMemarg
+	immI32
+	immI64
+	immF32
+	immF64
+	immSelectT
+	immRefNull
+	immMisc
+	immSIMD
+)
+
+// opImm gives the immediates of every single-byte opcode wazero v1.12
+// accepts with its default features (WebAssembly 2.0: MVP, mutable
+// globals, sign extension, non-trapping conversions, multi-value, bulk
+// memory, reference types, SIMD) plus the tail-call instructions. Zero
+// means unknown: the decoder refuses it. Threads (0xFE), exception
+// handling and typed function references are not enabled in plasmd's
+// runtimes, so they are refused rather than guessed at.
+var opImm = func() [256]uint8 {
+	var t [256]uint8
+	for _, op := range []byte{0x00, 0x01, 0x05, 0x0b, 0x0f, 0x1a, 0x1b, 0xd1} {
+		t[op] = immNone
+	}
+	t[opBlock], t[opLoop], t[opIf] = immBlock, immBlock, immBlock
+	t[opBr], t[opBrIf] = immLabel, immLabel
+	t[opBrTable] = immBrTable
+	t[opCall], t[opReturnCall], t[opRefFunc] = immFunc, immFunc, immFunc
+	t[opCallIndirect], t[opReturnCallIn] = immU32x2, immU32x2
+	t[0x1c] = immSelectT
+	for op := 0x20; op <= 0x26; op++ { // local.get/set/tee, global.get/set, table.get/set
+		t[op] = immU32
+	}
+	for op := 0x28; op <= 0x3e; op++ { // loads and stores
+		t[op] = immMemarg
+	}
+	t[0x3f], t[0x40] = immU32, immU32 // memory.size, memory.grow: memory index
+	t[opI32Const], t[0x42], t[0x43], t[0x44] = immI32, immI64, immF32, immF64
+	for op := 0x45; op <= 0xc4; op++ { // numeric MVP and sign extension
+		t[op] = immNone
+	}
+	t[0xd0] = immRefNull
+	t[prefixMisc], t[prefixSIMD] = immMisc, immSIMD
+	return t
+}()
+
+// simdInvalid are the 0xFD sub-opcodes below 256 that are not SIMD
+// instructions (wazero v1.12's internal/wasm/instruction.go lists the
+// valid ones); 256 and above (relaxed SIMD) is not enabled.
+var simdInvalid = map[uint32]bool{
+	0x9a: true, 0xa2: true, 0xa5: true, 0xa6: true, 0xaf: true, 0xb0: true, 0xb2: true,
+	0xb3: true, 0xb4: true, 0xbb: true, 0xc2: true, 0xc5: true, 0xc6: true, 0xcf: true,
+	0xd0: true, 0xd2: true, 0xd3: true, 0xd4: true, 0xe2: true, 0xee: true,
+}
+
+// decodeInst decodes the instruction at r's position into in.
+func decodeInst(r *reader, in *inst) error {
+	in.pos = r.pos
+	in.sub, in.idx, in.idxAt, in.idxEnd = 0, 0, 0, 0
+	in.labels = in.labels[:0]
+	op, err := r.byte()
+	if err != nil {
+		return err
+	}
+	in.op = op
+	if err := decodeImm(r, in, op); err != nil {
+		return err
+	}
+	in.end = r.pos
+	return nil
+}
+
+func decodeImm(r *reader, in *inst, op byte) error {
+	var err error
+	switch opImm[op] {
+	case immNone:
+	case immBlock:
+		err = blockType(r)
+	case immLabel, immFunc, immU32:
+		in.idxAt = r.pos
+		in.idx, err = r.u32()
+		in.idxEnd = r.pos
+	case immBrTable:
+		var n uint32
+		if n, err = r.u32(); err != nil {
+			return err
+		}
+		if uint64(n) > uint64(len(r.b)-r.pos) { // each label takes a byte
+			return fmt.Errorf("%w: br_table of %d labels at byte %d", ErrMalformed, n, in.pos)
+		}
+		for range n + 1 {
+			l, err := r.u32()
+			if err != nil {
+				return err
+			}
+			in.labels = append(in.labels, l)
+		}
+	case immU32x2:
+		if _, err = r.u32(); err == nil {
+			_, err = r.u32()
+		}
+	case immMemarg:
+		err = memarg(r)
+	case immI32:
+		_, err = r.signed(5)
+	case immI64:
+		_, err = r.signed(10)
+	case immF32:
+		_, err = r.bytes(4)
+	case immF64:
+		_, err = r.bytes(8)
+	case immSelectT:
+		var n uint32
+		if n, err = r.u32(); err == nil {
+			_, err = r.bytes(n)
+		}
+	case immRefNull:
+		_, err = r.byte()
+	case immMisc:
+		err = decodeMisc(r, in)
+	case immSIMD:
+		err = decodeSIMD(r, in)
+	default:
+		if op == prefixAtomic {
+			return fmt.Errorf("%w: atomic instruction (threads) at byte %d", ErrUnsupported, in.pos)
+		}
+		return fmt.Errorf("%w: opcode %#x at byte %d", ErrUnsupported, op, in.pos)
+	}
+	return err
+}
+
+// blockType reads a block type: empty, one value type, or a type index
+// (a non-negative s33).
+func blockType(r *reader) error {
+	if r.pos < len(r.b) {
+		switch r.b[r.pos] {
+		case blockEmpty, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+			r.pos++
+			return nil
+		}
+	}
+	at := r.pos
+	v, err := r.signed(5)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("%w: block type %d at byte %d", ErrUnsupported, v, at)
+	}
+	return nil
+}
+
+func memarg(r *reader) error {
+	at := r.pos
+	align, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if align&0x40 != 0 { // multi-memory's memory index flag: not enabled
+		return fmt.Errorf("%w: memarg with a memory index at byte %d", ErrUnsupported, at)
+	}
+	_, err = r.u32()
+	return err
+}
+
+func decodeMisc(r *reader, in *inst) error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	in.sub = sub
+	switch {
+	case sub <= 0x07: // saturating truncations
+		return nil
+	case sub == 0x08 || sub == 0x0a || sub == 0x0c || sub == 0x0e: // memory.init, memory.copy, table.init, table.copy
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		_, err = r.u32()
+		return err
+	case sub == 0x09 || sub == 0x0b || sub == 0x0d || (sub >= 0x0f && sub <= 0x11):
+		// data.drop, memory.fill, elem.drop, table.grow/size/fill
+		_, err = r.u32()
+		return err
+	}
+	return fmt.Errorf("%w: 0xfc %d at byte %d", ErrUnsupported, sub, in.pos)
+}
+
+func decodeSIMD(r *reader, in *inst) error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	in.sub = sub
+	switch {
+	case sub > 0xff || simdInvalid[sub]:
+		return fmt.Errorf("%w: 0xfd %d at byte %d", ErrUnsupported, sub, in.pos)
+	case sub <= 0x0b || sub == 0x5c || sub == 0x5d: // loads, store, load-zero
+		return memarg(r)
+	case sub == 0x0c || sub == 0x0d: // v128.const, i8x16.shuffle
+		_, err = r.bytes(16)
+		return err
+	case sub >= 0x15 && sub <= 0x22: // extract/replace lane
+		_, err = r.byte()
+		return err
+	case sub >= 0x54 && sub <= 0x5b: // load/store lane
+		if err := memarg(r); err != nil {
+			return err
+		}
+		_, err = r.byte()
+		return err
+	}
+	return nil
+}

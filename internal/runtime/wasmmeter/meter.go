@@ -1,0 +1,692 @@
+// Package wasmmeter makes a Wasm module interruptible by rewriting it:
+// guest code pays fuel from a counter of its own at checkpoints, and only
+// when the counter runs out does it call the host (an import, ImportModule
+// "." ImportName), which either refills it or, past the call's deadline,
+// traps. wazero's own termination check (WithCloseOnContextDone) instead
+// exits to Go at every loop header, which Go-compiled guests pay on every
+// function entry and loop iteration.
+//
+// Instrument adds the import (the last function import: every defined
+// function's index shifts by one, and every reference to one is rewritten),
+// a mutable i32 global (the fuel, appended so no global index moves, never
+// exported), and a check sequence at every checkpoint:
+//
+//	global.get $fuel  i32.const C  i32.lt_u
+//	if  call $tick  global.set $fuel  end
+//	global.get $fuel  i32.const C  i32.sub  global.set $fuel
+//
+// where C is the number of instructions from the checkpoint to the next
+// one. Checkpoints are placed at every function entry, right after every
+// loop instruction (where every backward branch lands), right after every
+// call (where a callee returns), at every forward-jump target that some
+// jump reaches across another checkpoint, and after at most MaxCost
+// instructions without one. Together these make the instructions run
+// between two executed checks a forward walk inside the run of the first
+// (see docs/decisions.md "Guests are metered, not checked at every loop"):
+// no more than C of them.
+//
+// Verify re-derives those facts from an instrumented module alone and
+// fails unless they hold. Instrument refuses (ErrUnsupported, ErrMalformed)
+// anything it cannot rewrite exactly; the caller then runs the module with
+// wazero's own checks instead. Only modules wazero has validated may be
+// instrumented: an index that was out of range in the original could
+// otherwise land on the added import or global.
+package wasmmeter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Errors Instrument and Verify return.
+var (
+	// ErrMalformed: the bytes are not a well-formed module as far as the
+	// meter reads them.
+	ErrMalformed = errors.New("wasmmeter: malformed module")
+	// ErrUnsupported: a well-formed module using something the meter does
+	// not rewrite (an unknown opcode, exceptions, threads, an import from
+	// ImportModule, a name section it cannot parse).
+	ErrUnsupported = errors.New("wasmmeter: module not meterable")
+	// ErrUnmetered: Verify found code that could run unchecked or touch
+	// the meter's own state.
+	ErrUnmetered = errors.New("wasmmeter: module not metered")
+)
+
+const (
+	// ImportModule and ImportName name the tick import: a function
+	// () -> i32 returning the next refill, or trapping at the deadline.
+	ImportModule = "plasmd_meter"
+	ImportName   = "tick"
+	// MaxCost is the most instructions a checkpoint charges for; a tick
+	// must refill at least this much.
+	MaxCost = 1000
+)
+
+var header = []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+
+const (
+	secCustom   = 0
+	secType     = 1
+	secImport   = 2
+	secFunction = 3
+	secGlobal   = 6
+	secExport   = 7
+	secStart    = 8
+	secElement  = 9
+	secCode     = 10
+	secTag      = 13
+)
+
+// order is each known section's place in a module; custom sections have
+// none.
+var order = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
+
+type section struct {
+	id      byte
+	payload []byte
+}
+
+func sections(module []byte) ([]section, error) {
+	if !bytes.HasPrefix(module, header) {
+		return nil, fmt.Errorf("%w: no wasm 1 header", ErrMalformed)
+	}
+	r := &reader{b: module, pos: len(header)}
+	var out []section
+	last := 0
+	for !r.done() {
+		id, _ := r.byte()
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		payload, err := r.bytes(size)
+		if err != nil {
+			return nil, fmt.Errorf("%w: section %d overruns the module", ErrMalformed, id)
+		}
+		if id != secCustom {
+			o, ok := order[id]
+			if !ok || o <= last {
+				return nil, fmt.Errorf("%w: section %d unknown or out of order", ErrMalformed, id)
+			}
+			last = o
+		}
+		out = append(out, section{id: id, payload: payload})
+	}
+	return out, nil
+}
+
+// rewriter carries what rewriting needs across sections.
+type rewriter struct {
+	importedFuncs   uint32 // function imports in the original
+	importedGlobals uint32
+	definedGlobals  uint32
+	tickType        uint32 // index of the appended () -> i32 type
+}
+
+func (w *rewriter) fn(i uint32) uint32 {
+	if i >= w.importedFuncs {
+		return i + 1
+	}
+	return i
+}
+
+func (w *rewriter) fuel() uint32 { return w.importedGlobals + w.definedGlobals }
+
+// Instrument returns module metered as the package comment describes. The
+// module must have been validated by wazero (see the package comment).
+func Instrument(module []byte) ([]byte, error) {
+	secs, err := sections(module)
+	if err != nil {
+		return nil, err
+	}
+	w := &rewriter{}
+	// First pass: the counts every rewrite needs.
+	for _, s := range secs {
+		switch s.id {
+		case secType:
+			n, err := (&reader{b: s.payload}).u32()
+			if err != nil {
+				return nil, err
+			}
+			w.tickType = n
+		case secImport:
+			if err := w.countImports(s.payload); err != nil {
+				return nil, err
+			}
+		case secGlobal:
+			n, err := (&reader{b: s.payload}).u32()
+			if err != nil {
+				return nil, err
+			}
+			w.definedGlobals = n
+		case secTag:
+			return nil, fmt.Errorf("%w: exception tags", ErrUnsupported)
+		}
+	}
+
+	out := append([]byte(nil), header...)
+	emit := func(id byte, payload []byte) {
+		out = append(out, id)
+		out = appendU32(out, uint32(len(payload)))
+		out = append(out, payload...)
+	}
+	// Sections the meter needs that the module may lack are added in
+	// their place.
+	pending := map[byte][]byte{
+		secType:   w.typePayload(nil),
+		secImport: w.importPayload(nil),
+		secGlobal: w.globalPayload(nil, nil),
+	}
+	flush := func(before int) {
+		for _, id := range []byte{secType, secImport, secGlobal} {
+			if p, ok := pending[id]; ok && order[id] < before {
+				emit(id, p)
+				delete(pending, id)
+			}
+		}
+	}
+	for _, s := range secs {
+		if s.id != secCustom {
+			flush(order[s.id])
+		}
+		p, keep, err := w.section(s)
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			emit(s.id, p)
+		}
+		delete(pending, s.id)
+	}
+	flush(len(order) + 1)
+	return out, nil
+}
+
+// section rewrites one section's payload; keep false drops it.
+func (w *rewriter) section(s section) (payload []byte, keep bool, err error) {
+	switch s.id {
+	case secType:
+		return w.typePayload(s.payload), true, nil
+	case secImport:
+		return w.importPayload(s.payload), true, nil
+	case secGlobal:
+		p, err := w.globals(s.payload)
+		return p, true, err
+	case secExport:
+		p, err := w.exports(s.payload)
+		return p, true, err
+	case secStart:
+		r := &reader{b: s.payload}
+		f, err := r.u32()
+		if err != nil || !r.done() {
+			return nil, false, fmt.Errorf("%w: start section", ErrMalformed)
+		}
+		return appendU32(nil, w.fn(f)), true, nil
+	case secElement:
+		p, err := w.elements(s.payload)
+		return p, true, err
+	case secCode:
+		p, err := w.code(s.payload)
+		return p, true, err
+	case secCustom:
+		return w.custom(s.payload)
+	}
+	return s.payload, true, nil
+}
+
+// typePayload appends () -> i32 to a type section payload (nil: none).
+func (w *rewriter) typePayload(p []byte) []byte {
+	rest := []byte(nil)
+	if p != nil {
+		r := &reader{b: p}
+		_, _ = r.u32() // counted in Instrument's first pass
+		rest = p[r.pos:]
+	}
+	out := appendU32(nil, w.tickType+1)
+	out = append(out, rest...)
+	return append(out, 0x60, 0x00, 0x01, 0x7f)
+}
+
+func (w *rewriter) countImports(p []byte) error {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		mod, err := r.name()
+		if err != nil {
+			return err
+		}
+		if _, err := r.name(); err != nil {
+			return err
+		}
+		if mod == ImportModule {
+			return fmt.Errorf("%w: module already imports from %s", ErrUnsupported, ImportModule)
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case 0: // function: type index
+			w.importedFuncs++
+			_, err = r.u32()
+		case 1: // table: reference type, limits
+			if _, err = r.byte(); err == nil {
+				err = limits(r)
+			}
+		case 2: // memory: limits
+			err = limits(r)
+		case 3: // global: value type, mutability
+			w.importedGlobals++
+			_, err = r.bytes(2)
+		default:
+			err = fmt.Errorf("%w: import kind %d", ErrUnsupported, kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !r.done() {
+		return fmt.Errorf("%w: bytes after the imports", ErrMalformed)
+	}
+	return nil
+}
+
+func limits(r *reader) error {
+	flag, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if flag > 1 { // shared or 64-bit: not enabled
+		return fmt.Errorf("%w: limits flag %d", ErrUnsupported, flag)
+	}
+	if _, err := r.u32(); err != nil {
+		return err
+	}
+	if flag == 1 {
+		_, err = r.u32()
+	}
+	return err
+}
+
+// importPayload appends the tick import to an import section payload
+// (nil: none).
+func (w *rewriter) importPayload(p []byte) []byte {
+	var count uint32
+	rest := []byte(nil)
+	if p != nil {
+		r := &reader{b: p}
+		count, _ = r.u32() // read in countImports
+		rest = p[r.pos:]
+	}
+	out := appendU32(nil, count+1)
+	out = append(out, rest...)
+	out = appendName(out, ImportModule)
+	out = appendName(out, ImportName)
+	out = append(out, 0)
+	return appendU32(out, w.tickType)
+}
+
+func appendName(b []byte, s string) []byte {
+	b = appendU32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+// globals rewrites ref.func in initialisers; globalPayload appends the
+// fuel.
+func (w *rewriter) globals(p []byte) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	var body []byte
+	for range n {
+		t, err := r.bytes(2) // value type, mutability
+		if err != nil {
+			return nil, err
+		}
+		body = append(body, t...)
+		if body, err = w.constExpr(r, body); err != nil {
+			return nil, err
+		}
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after the globals", ErrMalformed)
+	}
+	return w.globalPayload(p, body), nil
+}
+
+func (w *rewriter) globalPayload(p, body []byte) []byte {
+	out := appendU32(nil, w.definedGlobals+1)
+	out = append(out, body...)
+	// mutable i32 = 0: the first check calls the tick, so a call that
+	// starts past its deadline stops before any loop runs.
+	return append(out, 0x7f, 0x01, opI32Const, 0x00, opEnd)
+}
+
+// constExpr copies a constant expression up to its end, rewriting
+// ref.func.
+func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
+	var in inst
+	for {
+		if err := decodeInst(r, &in); err != nil {
+			return nil, err
+		}
+		out = w.emitInst(out, r.b, &in)
+		if in.op == opEnd {
+			return out, nil
+		}
+		switch in.op {
+		case opBlock, opLoop, opIf, opElse:
+			return nil, fmt.Errorf("%w: control instruction in a constant expression", ErrMalformed)
+		}
+	}
+}
+
+// emitInst appends an instruction's bytes, with a function index shifted.
+func (w *rewriter) emitInst(out, code []byte, in *inst) []byte {
+	if opImm[in.op] == immFunc {
+		out = append(out, code[in.pos:in.idxAt]...)
+		out = appendU32(out, w.fn(in.idx))
+		return append(out, code[in.idxEnd:in.end]...)
+	}
+	return append(out, code[in.pos:in.end]...)
+}
+
+func (w *rewriter) exports(p []byte) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for range n {
+		name, err := r.name()
+		if err != nil {
+			return nil, err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		idx, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if kind == 0 {
+			idx = w.fn(idx)
+		}
+		out = appendName(out, name)
+		out = append(out, kind)
+		out = appendU32(out, idx)
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after the exports", ErrMalformed)
+	}
+	return out, nil
+}
+
+// elements rewrites every element segment encoding (flags 0 to 7).
+func (w *rewriter) elements(p []byte) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if flags > 7 {
+			return nil, fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+		}
+		out = appendU32(out, flags)
+		if flags&2 != 0 && flags&1 == 0 { // explicit table index (2, 6)
+			t, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			out = appendU32(out, t)
+		}
+		if flags&1 == 0 { // active: offset expression
+			if out, err = w.constExpr(r, out); err != nil {
+				return nil, err
+			}
+		}
+		if flags&3 != 0 { // element kind (0-3) or reference type (4-7)
+			k, err := r.byte()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+		count, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if uint64(count) > uint64(len(p)-r.pos) {
+			return nil, fmt.Errorf("%w: %d elements in %d bytes", ErrMalformed, count, len(p)-r.pos)
+		}
+		out = appendU32(out, count)
+		for range count {
+			if flags&4 != 0 {
+				if out, err = w.constExpr(r, out); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			f, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			out = appendU32(out, w.fn(f))
+		}
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after the element segments", ErrMalformed)
+	}
+	return out, nil
+}
+
+// custom shifts the name section's function indices (module, function
+// and local names are kept; other name subsections dropped) and drops
+// DWARF, whose code offsets no longer hold.
+func (w *rewriter) custom(p []byte) ([]byte, bool, error) {
+	r := &reader{b: p}
+	name, err := r.name()
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case strings.HasPrefix(name, ".debug_"):
+		return nil, false, nil
+	case name != "name":
+		return p, true, nil
+	}
+	out := appendName(nil, name)
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return nil, false, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, false, err
+		}
+		sub, err := r.bytes(size)
+		if err != nil {
+			return nil, false, err
+		}
+		var np []byte
+		switch id {
+		case 0:
+			np = sub
+		case 1, 2:
+			if np, err = w.nameMap(sub, id == 2); err != nil {
+				return nil, false, fmt.Errorf("%w: name section: %v", ErrUnsupported, err)
+			}
+		default:
+			continue
+		}
+		out = append(out, id)
+		out = appendU32(out, uint32(len(np)))
+		out = append(out, np...)
+	}
+	return out, true, nil
+}
+
+// nameMap shifts the function indices of a function name map, or of a
+// local name map (indirect: each entry holds a map of locals, copied).
+func (w *rewriter) nameMap(p []byte, indirect bool) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for range n {
+		f, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		out = appendU32(out, w.fn(f))
+		start := r.pos
+		if !indirect {
+			if _, err := r.name(); err != nil {
+				return nil, err
+			}
+		} else {
+			locals, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			for range locals {
+				if _, err := r.u32(); err != nil {
+					return nil, err
+				}
+				if _, err := r.name(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, p[start:r.pos]...)
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after a name map", ErrMalformed)
+	}
+	return out, nil
+}
+
+// code instruments every function body.
+func (w *rewriter) code(p []byte) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(p)+len(p)/2)
+	out = appendU32(out, n)
+	var body []byte
+	for i := range n {
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.bytes(size)
+		if err != nil {
+			return nil, err
+		}
+		if body, err = w.body(body[:0], b); err != nil {
+			return nil, fmt.Errorf("function body %d: %w", i, err)
+		}
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after the code", ErrMalformed)
+	}
+	return out, nil
+}
+
+// body instruments one function body into out.
+func (w *rewriter) body(out, b []byte) ([]byte, error) {
+	r := &reader{b: b}
+	if err := skipLocals(r); err != nil {
+		return nil, err
+	}
+	out = append(out, b[:r.pos]...)
+	codeAt := r.pos
+
+	// Pass 1: the control flow.
+	s := newScanner()
+	var in inst
+	for i := 0; !r.done(); i++ {
+		if err := decodeInst(r, &in); err != nil {
+			return nil, err
+		}
+		if err := s.add(i, &in); err != nil {
+			return nil, err
+		}
+	}
+	f, err := s.finish()
+	if err != nil {
+		return nil, err
+	}
+	at := place(f)
+	cost := runs(at)
+
+	// Pass 2: copy with checks in place and function indices shifted.
+	r.pos = codeAt
+	fuel := w.fuel()
+	for i := 0; !r.done(); i++ {
+		if err := decodeInst(r, &in); err != nil {
+			return nil, err
+		}
+		if at[i] {
+			out = appendCheck(out, fuel, w.importedFuncs, uint32(cost[i]))
+		}
+		out = w.emitInst(out, b, &in)
+	}
+	return out, nil
+}
+
+func skipLocals(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		if _, err := r.byte(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendCheck appends the check sequence charging cost.
+func appendCheck(b []byte, fuel, tick, cost uint32) []byte {
+	b = append(b, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = append(b, opI32Const)
+	b = appendS32(b, int32(cost))
+	b = append(b, opI32LtU, opIf, blockEmpty, opCall)
+	b = appendU32(b, tick)
+	b = append(b, opGlobalSet)
+	b = appendU32(b, fuel)
+	b = append(b, opEnd, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = append(b, opI32Const)
+	b = appendS32(b, int32(cost))
+	b = append(b, opI32Sub, opGlobalSet)
+	return appendU32(b, fuel)
+}

@@ -1,0 +1,442 @@
+package wasmmeter
+
+import (
+	"fmt"
+)
+
+// verifier holds what Verify learns about an instrumented module.
+type verifier struct {
+	tick      uint32 // function index of the tick import
+	fuel      uint32 // global index of the fuel
+	tickType  uint32
+	funcTypes []uint32 // type index of every function import, in order
+	types     [][]byte // each function type's encoding after 0x60
+	globals   uint32   // imported + defined
+	haveTick  bool
+	haveFuel  bool
+}
+
+// Verify checks, from the instrumented bytes alone, what the meter's
+// boundedness argument needs:
+//   - exactly one import from ImportModule: ImportName, a function
+//     () -> i32, and the last global is a mutable i32 (the fuel);
+//   - each body starts with a check, and one immediately follows every
+//     loop instruction and every call and call_indirect;
+//   - every forward jump (br, br_if, br_table to a block or if, an if's
+//     false edge, a then-arm reaching else) either crosses no check or
+//     lands on one;
+//   - every check charges at least the instructions up to the next check
+//     (or the body's end), and at most MaxCost;
+//   - the fuel and the tick are used nowhere but in checks: not exported,
+//     not in a table or element segment, not the start function, not
+//     referenced by ref.func.
+//
+// It does not validate the module otherwise (wazero does that when the
+// module is compiled).
+func Verify(module []byte) error {
+	secs, err := sections(module)
+	if err != nil {
+		return err
+	}
+	v := &verifier{}
+	for _, s := range secs {
+		if err := v.section(s); err != nil {
+			return err
+		}
+	}
+	if !v.haveTick || !v.haveFuel {
+		return fmt.Errorf("%w: no tick import or fuel global", ErrUnmetered)
+	}
+	return nil
+}
+
+func (v *verifier) section(s section) error {
+	r := &reader{b: s.payload}
+	switch s.id {
+	case secType:
+		return v.typeSection(r)
+	case secImport:
+		return v.imports(r)
+	case secGlobal:
+		return v.globalSection(r)
+	case secExport:
+		return v.exports(r)
+	case secStart:
+		f, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if v.haveTick && f == v.tick {
+			return fmt.Errorf("%w: the tick is the start function", ErrUnmetered)
+		}
+	case secElement:
+		return v.elements(r)
+	case secCode:
+		return v.code(r)
+	case secTag:
+		return fmt.Errorf("%w: exception tags", ErrUnsupported)
+	}
+	return nil
+}
+
+func (v *verifier) typeSection(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		start := r.pos
+		form, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if form != 0x60 {
+			return fmt.Errorf("%w: type form %#x", ErrUnsupported, form)
+		}
+		for range 2 { // params, results
+			k, err := r.u32()
+			if err != nil {
+				return err
+			}
+			if _, err := r.bytes(k); err != nil {
+				return err
+			}
+		}
+		v.types = append(v.types, r.b[start+1:r.pos])
+	}
+	return nil
+}
+
+func (v *verifier) imports(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	var funcs uint32
+	for range n {
+		mod, err := r.name()
+		if err != nil {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case 0:
+			t, err := r.u32()
+			if err != nil {
+				return err
+			}
+			if mod == ImportModule {
+				if v.haveTick || name != ImportName {
+					return fmt.Errorf("%w: import %s.%s", ErrUnmetered, mod, name)
+				}
+				if uint64(t) >= uint64(len(v.types)) || string(v.types[t]) != "\x00\x01\x7f" {
+					return fmt.Errorf("%w: the tick is not () -> i32", ErrUnmetered)
+				}
+				v.tick, v.haveTick = funcs, true
+			}
+			funcs++
+		case 1:
+			if _, err = r.byte(); err == nil {
+				err = limits(r)
+			}
+		case 2:
+			err = limits(r)
+		case 3:
+			v.globals++
+			_, err = r.bytes(2)
+		default:
+			err = fmt.Errorf("%w: import kind %d", ErrUnsupported, kind)
+		}
+		if err != nil {
+			return err
+		}
+		if mod == ImportModule && kind != 0 {
+			return fmt.Errorf("%w: import %s.%s", ErrUnmetered, mod, name)
+		}
+	}
+	return nil
+}
+
+func (v *verifier) globalSection(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		t, err := r.bytes(2)
+		if err != nil {
+			return err
+		}
+		if err := v.constExpr(r); err != nil {
+			return err
+		}
+		if i == n-1 {
+			if t[0] != 0x7f || t[1] != 1 {
+				return fmt.Errorf("%w: the last global is not a mutable i32", ErrUnmetered)
+			}
+			v.fuel, v.haveFuel = v.globals+i, true
+		}
+	}
+	v.globals += n
+	return nil
+}
+
+// constExpr checks a constant expression references neither the tick nor
+// the fuel.
+func (v *verifier) constExpr(r *reader) error {
+	var in inst
+	for {
+		if err := decodeInst(r, &in); err != nil {
+			return err
+		}
+		if err := v.plain(&in); err != nil {
+			return err
+		}
+		if in.op == opEnd {
+			return nil
+		}
+	}
+}
+
+// plain fails if an instruction outside a check uses the tick or the
+// fuel.
+func (v *verifier) plain(in *inst) error {
+	switch in.op {
+	case opCall, opReturnCall, opRefFunc:
+		if v.haveTick && in.idx == v.tick {
+			return fmt.Errorf("%w: the tick referenced outside a check at byte %d", ErrUnmetered, in.pos)
+		}
+	case opGlobalGet, opGlobalSet:
+		if v.haveFuel && in.idx == v.fuel {
+			return fmt.Errorf("%w: the fuel referenced outside a check at byte %d", ErrUnmetered, in.pos)
+		}
+	}
+	return nil
+}
+
+func (v *verifier) exports(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		idx, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if (kind == 0 && v.haveTick && idx == v.tick) || (kind == 3 && v.haveFuel && idx == v.fuel) {
+			return fmt.Errorf("%w: export %q is the meter's own", ErrUnmetered, name)
+		}
+	}
+	return nil
+}
+
+func (v *verifier) elements(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if flags > 7 {
+			return fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+		}
+		if flags&2 != 0 && flags&1 == 0 {
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+		if flags&1 == 0 {
+			if err := v.constExpr(r); err != nil {
+				return err
+			}
+		}
+		if flags&3 != 0 {
+			if _, err := r.byte(); err != nil {
+				return err
+			}
+		}
+		count, err := r.u32()
+		if err != nil {
+			return err
+		}
+		for range count {
+			if flags&4 != 0 {
+				if err := v.constExpr(r); err != nil {
+					return err
+				}
+				continue
+			}
+			f, err := r.u32()
+			if err != nil {
+				return err
+			}
+			if v.haveTick && f == v.tick {
+				return fmt.Errorf("%w: the tick in an element segment", ErrUnmetered)
+			}
+		}
+	}
+	return nil
+}
+
+func (v *verifier) code(r *reader) error {
+	if !v.haveTick || !v.haveFuel {
+		return fmt.Errorf("%w: no tick import or fuel global", ErrUnmetered)
+	}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		b, err := r.bytes(size)
+		if err != nil {
+			return err
+		}
+		if err := v.body(b); err != nil {
+			return fmt.Errorf("function body %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// body checks one function body.
+func (v *verifier) body(b []byte) error {
+	r := &reader{b: b}
+	if err := skipLocals(r); err != nil {
+		return err
+	}
+	s := newScanner()
+	var in inst
+	// checks[i] is the cost of the check before instruction i (0: none);
+	// two checks in a row both charge, so their costs add.
+	var checks []int
+	i := 0
+	for !r.done() {
+		for len(checks) <= i {
+			checks = append(checks, 0)
+		}
+		at := r.pos
+		if cost, ok, err := v.check(r); err != nil {
+			return err
+		} else if ok {
+			checks[i] += cost
+			continue
+		}
+		r.pos = at
+		if err := decodeInst(r, &in); err != nil {
+			return err
+		}
+		if err := v.plain(&in); err != nil {
+			return err
+		}
+		if err := s.add(i, &in); err != nil {
+			return err
+		}
+		i++
+	}
+	f, err := s.finish()
+	if err != nil {
+		return err
+	}
+	if len(checks) > f.n && checks[f.n] != 0 {
+		return fmt.Errorf("%w: a check after the function's end", ErrMalformed)
+	}
+	return verifyFlow(f, checks[:f.n])
+}
+
+// verifyFlow checks the placement and the costs of a body's checks.
+func verifyFlow(f flow, checks []int) error {
+	// crossed[i]: checks strictly before i, for "does a jump cross one".
+	crossed := make([]int, f.n+1)
+	for i := 0; i < f.n; i++ {
+		crossed[i+1] = crossed[i]
+		if checks[i] > 0 {
+			crossed[i+1]++
+		}
+	}
+	next := f.n
+	for i := f.n - 1; i >= 0; i-- {
+		if f.mustCheck[i] && checks[i] == 0 {
+			return fmt.Errorf("%w: no check before instruction %d (function entry, loop header or return point)", ErrUnmetered, i)
+		}
+		if s := int(f.minSrc[i]); s >= 0 && checks[i] == 0 && crossed[i]-crossed[s+1] > 0 {
+			return fmt.Errorf("%w: a jump from instruction %d to %d crosses a check and lands on none", ErrUnmetered, s, i)
+		}
+		if checks[i] > 0 {
+			if checks[i] < next-i || checks[i] > MaxCost {
+				return fmt.Errorf("%w: the check before instruction %d charges %d for %d instructions (at most %d)",
+					ErrUnmetered, i, checks[i], next-i, MaxCost)
+			}
+			next = i
+		}
+	}
+	return nil
+}
+
+// check reads a check sequence at r if one starts there: ok false (and
+// r's position undefined) when the next instruction does not touch the
+// fuel; an error when it does but is not exactly a check.
+func (v *verifier) check(r *reader) (cost int, ok bool, err error) {
+	var in inst
+	if err := decodeInst(r, &in); err != nil || in.op != opGlobalGet || in.idx != v.fuel {
+		return 0, false, nil
+	}
+	bad := fmt.Errorf("%w: the fuel used outside a check sequence at byte %d", ErrUnmetered, in.pos)
+	var c1, c2 int64
+	steps := []func() bool{
+		func() bool { return r.next(opI32Const) && r.s32(&c1) },
+		func() bool { return r.next(opI32LtU) && r.next(opIf) && r.next(blockEmpty) },
+		func() bool { return r.next(opCall) && r.index(v.tick) },
+		func() bool { return r.next(opGlobalSet) && r.index(v.fuel) && r.next(opEnd) },
+		func() bool { return r.next(opGlobalGet) && r.index(v.fuel) },
+		func() bool { return r.next(opI32Const) && r.s32(&c2) },
+		func() bool { return r.next(opI32Sub) && r.next(opGlobalSet) && r.index(v.fuel) },
+	}
+	for _, step := range steps {
+		if !step() {
+			return 0, false, bad
+		}
+	}
+	if c1 != c2 || c1 < 1 || c1 > MaxCost {
+		return 0, false, fmt.Errorf("%w: check at byte %d compares %d and charges %d", ErrUnmetered, in.pos, c1, c2)
+	}
+	return int(c1), true, nil
+}
+
+func (r *reader) next(b byte) bool {
+	c, err := r.byte()
+	return err == nil && c == b
+}
+
+func (r *reader) index(want uint32) bool {
+	x, err := r.u32()
+	return err == nil && x == want
+}
+
+func (r *reader) s32(v *int64) bool {
+	x, err := r.signed(5)
+	*v = x
+	return err == nil
+}
