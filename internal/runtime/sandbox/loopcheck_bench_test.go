@@ -15,12 +15,13 @@ const loopProgram = `a = Issue{status="open"}.limit(5)
 b = a.comments[id,body]
 b, a[id,title]`
 
-// BenchmarkLoopChecks is the experiment behind the loop-check decision in
+// BenchmarkLoopChecks is the experiment behind the metering decision in
 // docs/decisions.md: the engine's plan, compile and decode calls on a host
-// with wazero's termination checks (WithCloseOnContextDone, a check at
-// every loop header and function entry) and on one built without them,
-// in the same run. The second host exists only here: without the checks a
-// deadline cannot stop a guest.
+// with wazero's termination checks (WithCloseOnContextDone, an exit to Go
+// at every loop header), on the default host (the engine metered,
+// meter.go) and on one built with neither, in the same run. The last host
+// exists only here: without checks or meter a deadline cannot stop a
+// guest.
 func BenchmarkLoopChecks(b *testing.B) {
 	ctx := context.Background()
 	cats, err := demo.LoadCatalogs("http://127.0.0.1:1")
@@ -33,18 +34,28 @@ func BenchmarkLoopChecks(b *testing.B) {
 	planReq := &abi.PlanRequest{Program: loopProgram, Entries: []string{"tracker"}}
 	compileReq := &abi.CompileRequest{EntryID: "tracker", Capability: "issue_query", Vars: map[string]any{"status": "open"}}
 
-	for _, checks := range []bool{true, false} {
-		name := "checks=on"
-		if !checks {
-			name = "checks=off"
-		}
-		h, err := New(ctx, Config{CacheDir: testCacheDir, noLoopChecks: !checks})
+	hosts := []struct {
+		name string
+		cfg  Config
+	}{
+		{"checks=on", Config{noMeter: true}},
+		{"metered", Config{}},
+		{"checks=off", Config{noLoopChecks: true}},
+	}
+	for _, hc := range hosts {
+		name := hc.name
+		cfg := hc.cfg
+		cfg.CacheDir = testCacheDir
+		h, err := New(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		m, err := h.Module(ctx, enginewasm.Wasm)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if m.Metered != (name == "metered") {
+			b.Fatalf("%s: Metered = %v", name, m.Metered)
 		}
 		eng := NewEngine(h.Tenant("loop", TenantSpec{Module: m, Loads: CatalogLoads(cats), Limits: patientPageLimits()}))
 		if _, err := eng.Plan(ctx, planReq); err != nil { // warm

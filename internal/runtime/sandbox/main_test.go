@@ -77,6 +77,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if !testEngine.Metered {
+		fmt.Fprintln(os.Stderr, "the engine is not metered")
+		return 1
+	}
 	code := m.Run()
 	if err := testHost.Close(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -145,6 +149,10 @@ func guestModule(t testing.TB, name string) *Module {
 	m, err := testHost.Module(context.Background(), guestWasm[name])
 	if err != nil {
 		t.Fatalf("module %s: %v", name, err)
+	}
+	// What stops a hostile guest is the meter: it must be metered.
+	if !m.Metered {
+		t.Fatalf("module %s is not metered", name)
 	}
 	return m
 }

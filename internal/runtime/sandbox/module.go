@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
 )
 
 // Module is a compiled, validated guest module. Compiled code is shared by
@@ -29,6 +29,10 @@ type Module struct {
 	// ABIVersion is what plasm_abi_version returned when the module was
 	// validated; it always equals abi.Version for a Module that exists.
 	ABIVersion int32
+	// Metered says the module runs metered (meter.go): rewritten to count
+	// its own fuel, without wazero's loop checks. Otherwise it runs with
+	// them.
+	Metered bool
 
 	host      *Host
 	compiled  wazero.CompiledModule
@@ -108,11 +112,11 @@ func (h *Host) Module(ctx context.Context, wasm []byte) (*Module, error) {
 func (h *Host) load(ctx context.Context, digest string, wasm []byte) (*Module, error) {
 	short := digest[:12]
 	// Compilation is a one-off per module and process; use every core.
-	compiled, err := h.rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), wasm)
+	compiled, metered, err := h.compile(ctx, digest, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: compile module %s: %w", short, err)
 	}
-	m := &Module{Digest: digest, host: h, compiled: compiled}
+	m := &Module{Digest: digest, Metered: metered, host: h, compiled: compiled}
 	if err := m.checkShape(); err != nil {
 		_ = compiled.Close(ctx)
 		return nil, fmt.Errorf("sandbox: module %s: %w", short, err)
@@ -151,6 +155,9 @@ func (h *Host) load(ctx context.Context, digest string, wasm []byte) (*Module, e
 // anything.
 func (m *Module) checkShape() error {
 	for _, imp := range m.compiled.ImportedFunctions() {
+		if mod, name, _ := imp.Import(); m.Metered && mod == wasmmeter.ImportModule && name == wasmmeter.ImportName {
+			continue // the meter's own (Instrument refuses a module that imports from it)
+		}
 		if err := checkImport(imp); err != nil {
 			return err
 		}
@@ -226,7 +233,7 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 	ictx = experimental.WithMemoryAllocator(ictx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory {
 		return mem
 	}))
-	mod, err := h.rt.InstantiateModule(ictx, m.compiled, h.modCfg.WithStdout(log).WithStderr(log))
+	mod, err := m.runtime().InstantiateModule(ictx, m.compiled, h.modCfg.WithStdout(log).WithStderr(log))
 	if err != nil {
 		if mod != nil {
 			_ = mod.Close(context.Background())
@@ -247,6 +254,14 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 		return nil, &failure{kind: ErrABI, detail: "instance has no memory"}
 	}
 	return in, nil
+}
+
+// runtime is the wazero runtime m was compiled into.
+func (m *Module) runtime() wazero.Runtime {
+	if m.Metered {
+		return m.host.mrt
+	}
+	return m.host.rt
 }
 
 // version calls plasm_abi_version.

@@ -72,6 +72,9 @@ type Config struct {
 	// loop-check experiment (loopcheck_bench_test.go) sets it: without the
 	// checks a deadline cannot stop a guest, so no shipped host may.
 	noLoopChecks bool
+	// noMeter runs every module with wazero's loop checks instead of
+	// metering it (meter.go): the baseline of the loop-check benchmark.
+	noMeter bool
 	// noQuarantine turns quarantine (quarantine.go) off, for the CPU-share
 	// benchmark's baseline.
 	noQuarantine bool
@@ -92,7 +95,10 @@ func (h *Host) EffectiveLimits(l Limits) Limits { return l.clamp(h.ceiling) }
 // Host is the process's sandbox: one wazero runtime, the compiled modules
 // and the tenants. Create one per process; it is safe for concurrent use.
 type Host struct {
-	rt      wazero.Runtime
+	rt wazero.Runtime // checked: wazero's termination checks on
+	// mrt runs metered modules (meter.go) and vrt, an interpreter, only
+	// validates their original bytes; both nil when metering is off.
+	mrt, vrt wazero.Runtime
 	cache   wazero.CompilationCache
 	ceiling uint64
 	cpu     *cpuGate // nil: guest calls are not bounded host-wide
@@ -196,19 +202,31 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		rc = rc.WithCompilationCache(cache)
 	}
 	h.rt = wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+	fail := func(err error) (*Host, error) {
 		_ = h.rt.Close(ctx)
+		if h.mrt != nil {
+			_ = h.mrt.Close(ctx)
+		}
 		if h.cache != nil {
 			_ = h.cache.Close(ctx)
 		}
-		return nil, fmt.Errorf("sandbox: instantiate WASI: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+		return fail(fmt.Errorf("instantiate WASI: %w", err))
 	}
 	if err := instantiateHostModule(ctx, h.rt); err != nil {
-		_ = h.rt.Close(ctx)
-		if h.cache != nil {
-			_ = h.cache.Close(ctx)
+		return fail(fmt.Errorf("instantiate host module: %w", err))
+	}
+	if !cfg.noMeter && !cfg.noLoopChecks {
+		// The metered runtime shares the compilation cache: wazero keys
+		// compiled code by the module's bytes and whether termination
+		// checks are on, so neither runtime can load the other's.
+		var err error
+		if h.mrt, err = newMeteredRuntime(ctx, rc); err != nil {
+			return fail(err)
 		}
-		return nil, fmt.Errorf("sandbox: instantiate host module: %w", err)
+		h.vrt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(uint32(pages)))
 	}
 
 	// No FS, env or args: the zero ModuleConfig grants none. Clocks are real
@@ -277,6 +295,9 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	err := h.rt.Close(ctx)
+	if h.mrt != nil {
+		err = errors.Join(err, h.mrt.Close(ctx), h.vrt.Close(ctx))
+	}
 	if h.cache != nil {
 		err = errors.Join(err, h.cache.Close(ctx))
 	}

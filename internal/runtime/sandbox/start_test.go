@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -16,11 +18,16 @@ func TestModuleStartLoops(t *testing.T) {
 	// Compile first, with no deadline: compiling under -race on a cold
 	// cache can take longer than any deadline this test would set, and
 	// start-up is what is under test. Loads below reuse the compiled code.
-	cm, err := testHost.rt.CompileModule(context.Background(), guestWasm["initloop"])
+	wasm := guestWasm["initloop"]
+	sum := sha256.Sum256(wasm)
+	cm, metered, err := testHost.compile(context.Background(), hex.EncodeToString(sum[:]), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cm.Close(context.Background())
+	if !metered {
+		t.Fatal("initloop is not metered: the meter is what must stop its start-up")
+	}
 	for range 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, err := testHost.Module(ctx, guestWasm["initloop"])

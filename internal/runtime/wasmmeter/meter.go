@@ -639,8 +639,7 @@ func (w *rewriter) body(out, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	at := place(f)
-	cost := runs(at)
+	at, cost := place(f)
 
 	// Pass 2: copy with checks in place and function indices shifted.
 	r.pos = codeAt

@@ -368,28 +368,18 @@ func (v *verifier) body(b []byte) error {
 
 // verifyFlow checks the placement and the costs of a body's checks.
 func verifyFlow(f flow, checks []int) error {
-	// crossed[i]: checks strictly before i, for "does a jump cross one".
-	crossed := make([]int, f.n+1)
-	for i := 0; i < f.n; i++ {
-		crossed[i+1] = crossed[i]
-		if checks[i] > 0 {
-			crossed[i+1]++
-		}
+	at := make([]bool, f.n)
+	for i, c := range checks {
+		at[i] = c > 0
 	}
-	next := f.n
-	for i := f.n - 1; i >= 0; i-- {
-		if f.mustCheck[i] && checks[i] == 0 {
+	walk := paths(f, at, false)
+	for i := 0; i < f.n; i++ {
+		if f.mustCheck[i] && !at[i] {
 			return fmt.Errorf("%w: no check before instruction %d (function entry, loop header or return point)", ErrUnmetered, i)
 		}
-		if s := int(f.minSrc[i]); s >= 0 && checks[i] == 0 && crossed[i]-crossed[s+1] > 0 {
-			return fmt.Errorf("%w: a jump from instruction %d to %d crosses a check and lands on none", ErrUnmetered, s, i)
-		}
-		if checks[i] > 0 {
-			if checks[i] < next-i || checks[i] > MaxCost {
-				return fmt.Errorf("%w: the check before instruction %d charges %d for %d instructions (at most %d)",
-					ErrUnmetered, i, checks[i], next-i, MaxCost)
-			}
-			next = i
+		if at[i] && checks[i] < int(walk[i]) {
+			return fmt.Errorf("%w: the check before instruction %d charges %d for a walk of %d instructions",
+				ErrUnmetered, i, checks[i], walk[i])
 		}
 	}
 	return nil

@@ -1,0 +1,132 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
+)
+
+// meterRefill is the fuel one tick hands a metered guest: the number of
+// wasm instructions it may run before the host looks at its deadline
+// again. A unit costs 0.4–0.8 ns in a tight loop and in the engine
+// (BenchmarkMeterTick), so a guest returns to Go about every 0.5–1 ms:
+// that is how late past its deadline a spinning guest stops, and how
+// often the Go scheduler gets to preempt it. See docs/decisions.md
+// "Guests are metered, not checked at every loop".
+const meterRefill = 1 << 20
+
+// A tick must cover the dearest check, or the fuel would wrap.
+const _ = uint(meterRefill - wasmmeter.MaxCost)
+
+// newMeteredRuntime returns the runtime metered modules run in: the same
+// configuration as the checked one without wazero's termination checks,
+// with WASI, the host module and the meter's tick.
+func newMeteredRuntime(ctx context.Context, rc wazero.RuntimeConfig) (wazero.Runtime, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(false))
+	err := func() error {
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+			return fmt.Errorf("instantiate WASI: %w", err)
+		}
+		if err := instantiateHostModule(ctx, rt); err != nil {
+			return fmt.Errorf("instantiate host module: %w", err)
+		}
+		_, err := rt.NewHostModuleBuilder(wasmmeter.ImportModule).NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(meterTick), nil, []api.ValueType{api.ValueTypeI32}).
+			Export(wasmmeter.ImportName).Instantiate(ctx)
+		if err != nil {
+			return fmt.Errorf("instantiate meter: %w", err)
+		}
+		return nil
+	}()
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	return rt, nil
+}
+
+// meterTick is called when a metered guest has used its fuel. The context
+// is the call's (or the instantiation's): once it is over the call ends
+// with the exit error wazero's own check raises, so classify reports a
+// deadline or a cancellation exactly as for a checked guest. A module
+// closed under a running call (tenant or host closing) ends the same way
+// wazero's check ends it.
+func meterTick(ctx context.Context, mod api.Module, stack []uint64) {
+	if err := ctx.Err(); err != nil {
+		code := sys.ExitCodeDeadlineExceeded
+		if errors.Is(err, context.Canceled) {
+			code = sys.ExitCodeContextCanceled
+		}
+		panic(sys.NewExitError(code))
+	}
+	if mod.IsClosed() {
+		panic(sys.NewExitError(0))
+	}
+	stack[0] = meterRefill
+}
+
+var errInvalid = errors.New("invalid module")
+
+// validated remembers module digests wazero has validated (process-wide:
+// validity depends only on the bytes and the features, which every Host
+// shares), so each Host does not pay for it again.
+var validated sync.Map // digest → struct{}
+
+// compile compiles wasm into the metered runtime when it can be metered,
+// else into the checked one, so every module is one or the other.
+func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.CompiledModule, bool, error) {
+	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	if h.mrt != nil {
+		metered, err := h.meter(ctx, digest, wasm)
+		if err == nil {
+			cm, err := h.mrt.CompileModule(cctx, metered)
+			if err == nil {
+				return cm, true, nil
+			}
+			if ctx.Err() != nil {
+				return nil, false, err
+			}
+			err = fmt.Errorf("compile metered module: %w", err)
+		}
+		if ctx.Err() == nil && !errors.Is(err, errInvalid) {
+			// An invalid module fails below with wazero's own message.
+			h.log.Warn("module not metered; it runs with wazero's loop checks",
+				slog.String("module", digest[:12]), slog.Any("reason", err))
+		}
+	}
+	cm, err := h.rt.CompileModule(cctx, wasm)
+	return cm, false, err
+}
+
+// meter validates the original bytes (so no out-of-range index can come
+// to name the meter's global or import once indices shift), instruments
+// them and verifies the result.
+func (h *Host) meter(ctx context.Context, digest string, wasm []byte) ([]byte, error) {
+	if _, ok := validated.Load(digest); !ok {
+		cm, err := h.vrt.CompileModule(ctx, wasm)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errInvalid, err)
+		}
+		_ = cm.Close(ctx)
+		validated.Store(digest, struct{}{})
+	}
+	out, err := wasmmeter.Instrument(wasm)
+	if err != nil {
+		return nil, err
+	}
+	if err := wasmmeter.Verify(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
