@@ -99,14 +99,14 @@ type Host struct {
 	// mrt runs metered modules (meter.go) and vrt, an interpreter, only
 	// validates their original bytes; both nil when metering is off.
 	mrt, vrt wazero.Runtime
-	cache   wazero.CompilationCache
-	ceiling uint64
-	cpu     *cpuGate // nil: guest calls are not bounded host-wide
-	modCfg  wazero.ModuleConfig
-	obs     Observer
-	log     *slog.Logger
-	noQuar  bool
-	spares  int
+	cache    wazero.CompilationCache
+	ceiling  uint64
+	cpu      *cpuGate // nil: guest calls are not bounded host-wide
+	modCfg   wazero.ModuleConfig
+	obs      Observer
+	log      *slog.Logger
+	noQuar   bool
+	spares   int
 
 	// Global instance cap: live counts tenant instances; capWaiters is
 	// read without capMu on the release path so an uncontended host never
