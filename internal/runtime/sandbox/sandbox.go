@@ -95,18 +95,20 @@ func (h *Host) EffectiveLimits(l Limits) Limits { return l.clamp(h.ceiling) }
 // Host is the process's sandbox: one wazero runtime, the compiled modules
 // and the tenants. Create one per process; it is safe for concurrent use.
 type Host struct {
-	rt wazero.Runtime // checked: wazero's termination checks on
-	// mrt runs metered modules (meter.go) and vrt, an interpreter, only
-	// validates their original bytes; both nil when metering is off.
+	rt      wazero.Runtime
+	cache   wazero.CompilationCache
+	ceiling uint64
+	cpu     *cpuGate // nil: guest calls are not bounded host-wide
+	modCfg  wazero.ModuleConfig
+	obs     Observer
+	log     *slog.Logger
+	noQuar  bool
+	spares  int
+
+	// rt runs modules with wazero's termination checks on; mrt runs
+	// metered modules (meter.go) and vrt, an interpreter, only validates
+	// their original bytes; both nil when metering is off.
 	mrt, vrt wazero.Runtime
-	cache    wazero.CompilationCache
-	ceiling  uint64
-	cpu      *cpuGate // nil: guest calls are not bounded host-wide
-	modCfg   wazero.ModuleConfig
-	obs      Observer
-	log      *slog.Logger
-	noQuar   bool
-	spares   int
 
 	// Global instance cap: live counts tenant instances; capWaiters is
 	// read without capMu on the release path so an uncontended host never
