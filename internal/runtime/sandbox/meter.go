@@ -32,7 +32,7 @@ const _ = uint(meterRefill - wasmmeter.MaxCost)
 // newMeteredRuntime returns the runtime metered modules run in: the same
 // configuration as the checked one without wazero's termination checks,
 // with WASI, the host module and the meter's tick.
-func newMeteredRuntime(ctx context.Context, rc wazero.RuntimeConfig) (wazero.Runtime, error) {
+func newMeteredRuntime(ctx context.Context, rc wazero.RuntimeConfig, tick api.GoModuleFunc) (wazero.Runtime, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(false))
 	err := func() error {
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -42,7 +42,7 @@ func newMeteredRuntime(ctx context.Context, rc wazero.RuntimeConfig) (wazero.Run
 			return fmt.Errorf("instantiate host module: %w", err)
 		}
 		_, err := rt.NewHostModuleBuilder(wasmmeter.ImportModule).NewFunctionBuilder().
-			WithGoModuleFunction(api.GoModuleFunc(meterTick), nil, []api.ValueType{api.ValueTypeI32}).
+			WithGoModuleFunction(tick, nil, []api.ValueType{api.ValueTypeI32}).
 			Export(wasmmeter.ImportName).Instantiate(ctx)
 		if err != nil {
 			return fmt.Errorf("instantiate meter: %w", err)
@@ -62,7 +62,8 @@ func newMeteredRuntime(ctx context.Context, rc wazero.RuntimeConfig) (wazero.Run
 // deadline or a cancellation exactly as for a checked guest. A module
 // closed under a running call (tenant or host closing) ends the same way
 // wazero's check ends it.
-func meterTick(ctx context.Context, mod api.Module, stack []uint64) {
+func (h *Host) meterTick(ctx context.Context, mod api.Module, stack []uint64) {
+	h.meterTicks.Add(1)
 	if err := ctx.Err(); err != nil {
 		code := sys.ExitCodeDeadlineExceeded
 		if errors.Is(err, context.Canceled) {

@@ -108,7 +108,8 @@ type Host struct {
 	// rt runs modules with wazero's termination checks on; mrt runs
 	// metered modules (meter.go) and vrt, an interpreter, only validates
 	// their original bytes; both nil when metering is off.
-	mrt, vrt wazero.Runtime
+	mrt, vrt   wazero.Runtime
+	meterTicks atomic.Uint64
 
 	// Global instance cap: live counts tenant instances; capWaiters is
 	// read without capMu on the release path so an uncontended host never
@@ -225,7 +226,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		// compiled code by the module's bytes and whether termination
 		// checks are on, so neither runtime can load the other's.
 		var err error
-		if h.mrt, err = newMeteredRuntime(ctx, rc); err != nil {
+		if h.mrt, err = newMeteredRuntime(ctx, rc, h.meterTick); err != nil {
 			return fail(err)
 		}
 		h.vrt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(uint32(pages)))
@@ -329,6 +330,11 @@ type Stats struct {
 	// SpareTaken counts first instances that came from the spare pool;
 	// SpareFailed counts refills that failed to instantiate.
 	SpareTaken, SpareFailed uint64
+	// Metered and Checked count the ready modules that run metered and
+	// those that run with wazero's loop checks; MeterTicks counts the
+	// times a metered guest ran out of fuel and asked the host for more.
+	Metered, Checked int
+	MeterTicks       uint64
 }
 
 // TenantStats describes one tenant's pool.
@@ -357,7 +363,13 @@ func (h *Host) Stats() Stats {
 	}
 	for _, m := range modules {
 		s.Spares += m.spareCount()
+		if m.Metered {
+			s.Metered++
+		} else {
+			s.Checked++
+		}
 	}
+	s.MeterTicks = h.meterTicks.Load()
 	h.capMu.Lock()
 	s.Live = h.live
 	h.capMu.Unlock()

@@ -118,11 +118,14 @@ const (
 	opCallIndirect = 0x11
 	opReturnCall   = 0x12
 	opReturnCallIn = 0x13
+	opLocalGet     = 0x20
+	opLocalTee     = 0x22
 	opGlobalGet    = 0x23
 	opGlobalSet    = 0x24
 	opI32Const     = 0x41
 	opI32LtU       = 0x49
 	opI32Sub       = 0x6b
+	opI32ShrU      = 0x76
 	opRefFunc      = 0xd2
 	prefixMisc     = 0xfc
 	prefixSIMD     = 0xfd

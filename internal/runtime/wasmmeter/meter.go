@@ -122,7 +122,58 @@ type rewriter struct {
 	importedFuncs   uint32 // function imports in the original
 	importedGlobals uint32
 	definedGlobals  uint32
-	tickType        uint32 // index of the appended () -> i32 type
+	tickType        uint32   // index of the appended () -> i32 type
+	params          []uint32 // each type's parameter count
+	funcTypes       []uint32 // each defined function's type
+}
+
+func (w *rewriter) readTypes(p []byte) error {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	w.tickType = n
+	for range n {
+		if form, err := r.byte(); err != nil || form != 0x60 {
+			return fmt.Errorf("%w: type form", ErrUnsupported)
+		}
+		for k := range 2 {
+			c, err := r.u32()
+			if err != nil {
+				return err
+			}
+			if _, err := r.bytes(c); err != nil {
+				return err
+			}
+			if k == 0 {
+				w.params = append(w.params, c)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *rewriter) readFunctions(p []byte) error {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if uint64(n) > uint64(len(p)) {
+		return fmt.Errorf("%w: %d functions in %d bytes", ErrMalformed, n, len(p))
+	}
+	for range n {
+		t, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if uint64(t) >= uint64(len(w.params)) {
+			return fmt.Errorf("%w: function of type %d", ErrMalformed, t)
+		}
+		w.funcTypes = append(w.funcTypes, t)
+	}
+	return nil
 }
 
 func (w *rewriter) fn(i uint32) uint32 {
@@ -146,11 +197,13 @@ func Instrument(module []byte) ([]byte, error) {
 	for _, s := range secs {
 		switch s.id {
 		case secType:
-			n, err := (&reader{b: s.payload}).u32()
-			if err != nil {
+			if err := w.readTypes(s.payload); err != nil {
 				return nil, err
 			}
-			w.tickType = n
+		case secFunction:
+			if err := w.readFunctions(s.payload); err != nil {
+				return nil, err
+			}
 		case secImport:
 			if err := w.countImports(s.payload); err != nil {
 				return nil, err
@@ -603,7 +656,10 @@ func (w *rewriter) code(p []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if body, err = w.body(body[:0], b); err != nil {
+		if uint64(i) >= uint64(len(w.funcTypes)) {
+			return nil, fmt.Errorf("%w: more bodies than functions", ErrMalformed)
+		}
+		if body, err = w.body(body[:0], b, w.params[w.funcTypes[i]]); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
 		out = appendU32(out, uint32(len(body)))
@@ -615,18 +671,20 @@ func (w *rewriter) code(p []byte) ([]byte, error) {
 	return out, nil
 }
 
-// body instruments one function body into out.
-func (w *rewriter) body(out, b []byte) ([]byte, error) {
+// body instruments one function body into out; params is the
+// function's parameter count.
+func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 	r := &reader{b: b}
-	if err := skipLocals(r); err != nil {
+	groups, locals, err := readLocals(r)
+	if err != nil {
 		return nil, err
 	}
-	out = append(out, b[:r.pos]...)
 	codeAt := r.pos
 
 	// Pass 1: the control flow.
 	s := newScanner()
 	var in inst
+	bulk := false
 	for i := 0; !r.done(); i++ {
 		if err := decodeInst(r, &in); err != nil {
 			return nil, err
@@ -634,12 +692,29 @@ func (w *rewriter) body(out, b []byte) ([]byte, error) {
 		if err := s.add(i, &in); err != nil {
 			return nil, err
 		}
+		bulk = bulk || isBulk(&in)
 	}
 	f, err := s.finish()
 	if err != nil {
 		return nil, err
 	}
 	at, cost := place(f)
+
+	// A body with bulk operations gets one more i32 local, the scratch
+	// its charges use.
+	scratch := uint64(params) + locals
+	if !bulk {
+		out = append(out, b[:codeAt]...)
+	} else {
+		if scratch >= 1<<32-1 {
+			return nil, fmt.Errorf("%w: %d locals", ErrUnsupported, scratch)
+		}
+		out = appendU32(out, groups+1)
+		lr := &reader{b: b}
+		_, _ = lr.u32()
+		out = append(out, b[lr.pos:codeAt]...)
+		out = append(out, 1, 0x7f)
+	}
 
 	// Pass 2: copy with checks in place and function indices shifted.
 	r.pos = codeAt
@@ -651,9 +726,81 @@ func (w *rewriter) body(out, b []byte) ([]byte, error) {
 		if at[i] {
 			out = appendCheck(out, fuel, w.importedFuncs, uint32(cost[i]))
 		}
+		if isBulk(&in) {
+			out = appendBulkCharge(out, fuel, w.importedFuncs, uint32(scratch))
+		}
 		out = w.emitInst(out, b, &in)
 	}
 	return out, nil
+}
+
+// readLocals reads a body's local declarations: how many groups and how
+// many locals in all.
+func readLocals(r *reader) (groups uint32, locals uint64, err error) {
+	groups, err = r.u32()
+	if err != nil {
+		return 0, 0, err
+	}
+	for range groups {
+		n, err := r.u32()
+		if err != nil {
+			return 0, 0, err
+		}
+		if _, err := r.byte(); err != nil {
+			return 0, 0, err
+		}
+		locals += uint64(n)
+	}
+	return groups, locals, nil
+}
+
+// isBulk reports an instruction whose work grows with an operand: the
+// memory and table operations that take a length (or a table.grow's
+// delta) as their last operand.
+func isBulk(in *inst) bool {
+	if in.op != prefixMisc {
+		return false
+	}
+	switch in.sub {
+	case 0x08, 0x0a, 0x0b, 0x0c, 0x0e, 0x0f, 0x11: // memory.init/copy/fill, table.init/copy/grow/fill
+		return true
+	}
+	return false
+}
+
+// BulkShift scales a bulk operation's length to fuel: one unit per
+// 1<<BulkShift bytes (or table elements).
+const BulkShift = 4
+
+// appendBulkCharge appends the sequence charging the i32 length on top of
+// the stack (left there for the operation): when the fuel cannot pay for
+// it the tick runs first, so the host sees the deadline right before a
+// large operation.
+//
+//	local.tee $n  global.get $fuel  local.get $n  i32.const BulkShift  i32.shr_u  i32.lt_u
+//	if  call $tick  global.set $fuel
+//	else  global.get $fuel  local.get $n  i32.const BulkShift  i32.shr_u  i32.sub  global.set $fuel  end
+func appendBulkCharge(b []byte, fuel, tick, scratch uint32) []byte {
+	charge := func(b []byte) []byte {
+		b = append(b, opLocalGet)
+		b = appendU32(b, scratch)
+		return append(b, opI32Const, BulkShift, opI32ShrU)
+	}
+	b = append(b, opLocalTee)
+	b = appendU32(b, scratch)
+	b = append(b, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = charge(b)
+	b = append(b, opI32LtU, opIf, blockEmpty, opCall)
+	b = appendU32(b, tick)
+	b = append(b, opGlobalSet)
+	b = appendU32(b, fuel)
+	b = append(b, opElse, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = charge(b)
+	b = append(b, opI32Sub, opGlobalSet)
+	b = appendU32(b, fuel)
+	return append(b, opEnd)
 }
 
 func skipLocals(r *reader) error {

@@ -333,21 +333,35 @@ func (v *verifier) body(b []byte) error {
 	// two checks in a row both charge, so their costs add.
 	var checks []int
 	i := 0
+	pendingBulk := false // a bulk charge was just read: a bulk operation must follow
 	for !r.done() {
 		for len(checks) <= i {
 			checks = append(checks, 0)
 		}
 		at := r.pos
-		if cost, ok, err := v.check(r); err != nil {
+		kind, cost, err := v.check(r)
+		if err != nil {
 			return err
-		} else if ok {
+		}
+		if kind != seqNone && pendingBulk {
+			return fmt.Errorf("%w: a bulk charge not followed by its operation at byte %d", ErrUnmetered, at)
+		}
+		switch kind {
+		case seqCheck:
 			checks[i] += cost
+			continue
+		case seqBulk:
+			pendingBulk = true
 			continue
 		}
 		r.pos = at
 		if err := decodeInst(r, &in); err != nil {
 			return err
 		}
+		if isBulk(&in) != pendingBulk {
+			return fmt.Errorf("%w: bulk operation without its charge (or a charge without one) at byte %d", ErrUnmetered, in.pos)
+		}
+		pendingBulk = false
 		if err := v.plain(&in); err != nil {
 			return err
 		}
@@ -385,15 +399,36 @@ func verifyFlow(f flow, checks []int) error {
 	return nil
 }
 
-// check reads a check sequence at r if one starts there: ok false (and
-// r's position undefined) when the next instruction does not touch the
-// fuel; an error when it does but is not exactly a check.
-func (v *verifier) check(r *reader) (cost int, ok bool, err error) {
+// Meter sequences check can read.
+const (
+	seqNone  = iota
+	seqCheck // a checkpoint's check
+	seqBulk  // a bulk operation's charge
+)
+
+// check reads a meter sequence at r if one starts there: seqNone (and
+// r's position undefined) when the next instructions do not touch the
+// fuel; an error when they do but are not exactly a check or a charge.
+func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	var in inst
-	if err := decodeInst(r, &in); err != nil || in.op != opGlobalGet || in.idx != v.fuel {
-		return 0, false, nil
+	if err := decodeInst(r, &in); err != nil {
+		return seqNone, 0, nil
 	}
-	bad := fmt.Errorf("%w: the fuel used outside a check sequence at byte %d", ErrUnmetered, in.pos)
+	var scratch uint32
+	if in.op == opLocalTee {
+		scratch = in.idx
+		if err := decodeInst(r, &in); err != nil || in.op != opGlobalGet || in.idx != v.fuel {
+			return seqNone, 0, nil
+		}
+		if !v.bulkCharge(r, scratch) {
+			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at byte %d", ErrUnmetered, in.pos)
+		}
+		return seqBulk, 0, nil
+	}
+	if in.op != opGlobalGet || in.idx != v.fuel {
+		return seqNone, 0, nil
+	}
+	bad := fmt.Errorf("%w: the fuel used outside a meter sequence at byte %d", ErrUnmetered, in.pos)
 	var c1, c2 int64
 	steps := []func() bool{
 		func() bool { return r.next(opI32Const) && r.s32(&c1) },
@@ -406,13 +441,27 @@ func (v *verifier) check(r *reader) (cost int, ok bool, err error) {
 	}
 	for _, step := range steps {
 		if !step() {
-			return 0, false, bad
+			return seqNone, 0, bad
 		}
 	}
 	if c1 != c2 || c1 < 1 || c1 > MaxCost {
-		return 0, false, fmt.Errorf("%w: check at byte %d compares %d and charges %d", ErrUnmetered, in.pos, c1, c2)
+		return seqNone, 0, fmt.Errorf("%w: check at byte %d compares %d and charges %d", ErrUnmetered, in.pos, c1, c2)
 	}
-	return int(c1), true, nil
+	return seqCheck, int(c1), nil
+}
+
+// bulkCharge reads the rest of a bulk charge (after its local.tee and
+// first global.get), whose scratch local is scratch.
+func (v *verifier) bulkCharge(r *reader, scratch uint32) bool {
+	charge := func() bool {
+		var shift int64
+		return r.next(opLocalGet) && r.index(scratch) && r.next(opI32Const) && r.s32(&shift) &&
+			shift == BulkShift && r.next(opI32ShrU)
+	}
+	return charge() && r.next(opI32LtU) && r.next(opIf) && r.next(blockEmpty) &&
+		r.next(opCall) && r.index(v.tick) && r.next(opGlobalSet) && r.index(v.fuel) &&
+		r.next(opElse) && r.next(opGlobalGet) && r.index(v.fuel) && charge() &&
+		r.next(opI32Sub) && r.next(opGlobalSet) && r.index(v.fuel) && r.next(opEnd)
 }
 
 func (r *reader) next(b byte) bool {

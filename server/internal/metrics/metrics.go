@@ -249,6 +249,10 @@ var (
 		"Tenant instances across the host (what the global cap bounds).", nil, nil)
 	descSpares = prometheus.NewDesc("plasmd_sandbox_spare_instances",
 		"Ready spare instances across modules.", nil, nil)
+	descModules = prometheus.NewDesc("plasmd_sandbox_modules",
+		"Compiled modules by how a deadline stops them: metered (fuel checks) or checked (wazero's loop checks).", []string{"mode"}, nil)
+	descTicks = prometheus.NewDesc("plasmd_sandbox_meter_ticks_total",
+		"Times a metered guest ran out of fuel and the host checked its deadline.", nil, nil)
 )
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -257,6 +261,8 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descWaiting
 	ch <- descHostLive
 	ch <- descSpares
+	ch <- descModules
+	ch <- descTicks
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
@@ -281,4 +287,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descHostLive, prometheus.GaugeValue, float64(s.Live))
 	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(s.Spares))
+	ch <- prometheus.MustNewConstMetric(descModules, prometheus.GaugeValue, float64(s.Metered), "metered")
+	ch <- prometheus.MustNewConstMetric(descModules, prometheus.GaugeValue, float64(s.Checked), "checked")
+	ch <- prometheus.MustNewConstMetric(descTicks, prometheus.CounterValue, float64(s.MeterTicks))
 }

@@ -92,6 +92,8 @@ func TestSandboxMetrics(t *testing.T) {
 		{`plasmd_sandbox_instances_live{tenant="acme"}`, 1},
 		{`plasmd_sandbox_instances_idle{tenant="acme"}`, 1},
 		{`plasmd_sandbox_host_instances`, 1},
+		{`plasmd_sandbox_modules{mode="metered"}`, 1},
+		{`plasmd_sandbox_modules{mode="checked"}`, 0},
 		{`plasmd_sandbox_call_duration_seconds_count{export="plasm_ping"}`, 4},
 		{`plasmd_egress_denied_total{reason="origin"}`, 1},
 		{`plasmd_backend_requests_total{entry_id="github",status_class="4xx"}`, 1},
@@ -100,6 +102,10 @@ func TestSandboxMetrics(t *testing.T) {
 		if got := value(after, tc.series); got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.series, got, tc.want)
 		}
+	}
+	// The engine's start-up alone runs out of fuel at least once.
+	if got := value(after, `plasmd_sandbox_meter_ticks_total`); got < 1 {
+		t.Errorf("plasmd_sandbox_meter_ticks_total = %v, want at least 1", got)
 	}
 	// The single instance came from the spare pool or was instantiated;
 	// either way exactly one creation was counted.

@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Hand-assembled hostile guests (no toolchain) for the meter: each echoes
+// like nativeRecursionWasm, except that plasm_ping("hostile") calls
+// spin(40), whose body is the misbehaviour. The meter, not wazero, is what
+// has to stop them.
+var meterHostiles = map[string][]byte{
+	// A loop with nothing in it: no call, no function entry.
+	"tight-loop": {0x03, 0x40, 0x0c, 0x00, 0x0b},
+	// spin(d) { if d { spin(d-1); spin(d-1) } }: 2^40 calls, no loop.
+	"exp-recursion": {0x20, 0x00, 0x04, 0x40,
+		0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 0x03,
+		0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 0x03,
+		0x0b},
+	// A loop of bulk memory and SIMD: memory.fill and memory.copy over a
+	// page, and v128 load, add, store.
+	"simd-bulk": {0x03, 0x40,
+		0x41, 0x00, 0x41, 0x00, 0x41, 0x80, 0x80, 0x04, 0xfc, 0x0b, 0x00, // memory.fill(0, 0, 65536)
+		0x41, 0x00, 0x41, 0x00, 0xfd, 0x00, 0x04, 0x00, // v128.load
+		0xfd, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // v128.const
+		0xfd, 0x6e, // i8x16.add
+		0xfd, 0x0b, 0x04, 0x00, // v128.store
+		0x41, 0x00, 0x41, 0x80, 0x20, 0x41, 0x80, 0x20, 0xfc, 0x0a, 0x00, 0x00, // memory.copy(0, 4096, 4096)
+		0x0c, 0x00, 0x0b},
+}
+
+// meterGuestWasm assembles an ABI module whose spin function has body
+// spin; with startSpin, a start function loops forever too.
+func meterGuestWasm(spin []byte, startSpin bool) []byte {
+	leb := func(v int) []byte {
+		var b []byte
+		for v >= 0x80 {
+			b = append(b, byte(v)|0x80)
+			v >>= 7
+		}
+		return append(b, byte(v))
+	}
+	section := func(id byte, body []byte) []byte {
+		return append(append([]byte{id}, leb(len(body))...), body...)
+	}
+	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	fn := func(code ...byte) []byte {
+		body := append([]byte{0x00}, code...)
+		body = append(body, 0x0b)
+		return append(leb(len(body)), body...)
+	}
+	const i32, i64 = 0x7f, 0x7e
+	types := []byte{5,
+		0x60, 0, 1, i32, // 0: () -> i32
+		0x60, 1, i32, 1, i32, // 1: (i32) -> i32
+		0x60, 1, i32, 1, i64, // 2: (i32) -> i64
+		0x60, 1, i32, 0, // 3: (i32) -> ()
+		0x60, 0, 0, // 4: () -> ()
+	}
+	funcs := []byte{4, 0, 1, 2, 3}
+	var exports []byte
+	exports = append(exports, 4)
+	exports = append(append(exports, name("memory")...), 0x02, 0)
+	exports = append(append(exports, name("plasm_abi_version")...), 0x00, 0)
+	exports = append(append(exports, name("plasm_alloc")...), 0x00, 1)
+	exports = append(append(exports, name("plasm_ping")...), 0x00, 2)
+	code := []byte{4}
+	code = append(code, fn(0x41, 0x01)...)       // plasm_abi_version: 1
+	code = append(code, fn(0x41, 0x80, 0x08)...) // plasm_alloc: 1024
+	code = append(code, fn( // plasm_ping(n)
+		0x20, 0x00, 0x41, 0x07, 0x46, 0x04, 0x40, // if n == 7
+		0x41, 0x28, 0x10, 0x03, //   spin(40)
+		0x0b,
+		0x42, 0xff, 0x07, 0x42, 0x20, 0x86, // 1023 << 32
+		0x20, 0x00, 0x41, 0x01, 0x6a, 0xad, 0x84)...) // | (n + 1)
+	code = append(code, fn(spin...)...)
+	if startSpin {
+		funcs = append(funcs, 4)
+		funcs[0]++
+		code[0]++
+		code = append(code, fn(0x03, 0x40, 0x0c, 0x00, 0x0b)...)
+	}
+	m := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	m = append(m, section(1, types)...)
+	m = append(m, section(3, funcs)...)
+	m = append(m, section(5, []byte{1, 0x00, 2})...)
+	m = append(m, section(7, exports)...)
+	if startSpin {
+		m = append(m, section(8, []byte{4})...)
+	}
+	return append(m, section(10, code)...)
+}
+
+func TestMeteredHostileGuests(t *testing.T) {
+	checkNoLeaks(t)
+	ctx := context.Background()
+	for name, spin := range meterHostiles {
+		t.Run(name, func(t *testing.T) {
+			m, err := testHost.Module(ctx, meterGuestWasm(spin, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.Metered {
+				t.Fatal("not metered: the meter is what must stop it")
+			}
+			tn := testHost.Tenant(t.Name(), TenantSpec{Module: m, Limits: Limits{CallTimeout: 100 * time.Millisecond}})
+			defer tn.Close()
+			if got, err := tn.Ping(ctx, []byte("ok")); err != nil || string(got) != "ok" {
+				t.Fatalf("echo: %q, %v", got, err)
+			}
+			start := time.Now()
+			_, err = tn.Ping(ctx, []byte("hostile"))
+			t.Logf("%v (after %v)", err, time.Since(start))
+			var ce *CallError
+			if !errors.Is(err, ErrDeadline) || !errors.As(err, &ce) || !strings.Contains(ce.Detail, "did not return in time") {
+				t.Fatalf("err = %v, want ErrDeadline", err)
+			}
+			if s := tn.Stats(); s.Discarded != 1 || s.Live != 0 {
+				t.Fatalf("stats %+v: the instance must be discarded", s)
+			}
+			if got, err := tn.Ping(ctx, []byte("after")); err != nil || string(got) != "after" {
+				t.Fatalf("next call: %q, %v", got, err)
+			}
+		})
+	}
+}
+
+// A start function that never returns is stopped by the meter at the
+// caller's deadline, and the module is refused.
+func TestMeteredStartSpins(t *testing.T) {
+	checkNoLeaks(t)
+	wasm := meterGuestWasm(meterHostiles["tight-loop"], true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := testHost.Module(ctx, wasm)
+	if !errors.Is(err, ErrDeadline) || !strings.Contains(err.Error(), "did not return in time") {
+		t.Fatalf("load of a module spinning in its start function: %v, want ErrDeadline", err)
+	}
+}
+
+// TestCallerCancelMetered: a cancelled caller stops a metered spinner with
+// context.Canceled, as it does a checked one.
+func TestCallerCancelMetered(t *testing.T) {
+	checkNoLeaks(t)
+	ctx := context.Background()
+	m, err := testHost.Module(ctx, meterGuestWasm(meterHostiles["tight-loop"], false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := testHost.Tenant(t.Name(), TenantSpec{Module: m, Limits: Limits{CallTimeout: time.Minute}})
+	defer tn.Close()
+	cctx, stop := context.WithCancel(ctx)
+	time.AfterFunc(50*time.Millisecond, stop)
+	_, err = tn.Ping(cctx, []byte("hostile"))
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTrap) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if s := tn.Stats(); s.Discarded != 1 {
+		t.Fatalf("cancelled instance kept: %+v", s)
+	}
+}
+
+// A module the meter cannot rewrite still loads, with wazero's checks.
+func TestUnmeterableFallsBackToChecks(t *testing.T) {
+	ctx := context.Background()
+	// A data count section and memory.init are fine; a name section the
+	// meter cannot parse is not (wazero ignores a malformed one).
+	wasm := meterGuestWasm(meterHostiles["tight-loop"], false)
+	wasm = append(wasm, 0x00, 0x07, 0x04, 'n', 'a', 'm', 'e', 0x01, 0x05) // function names subsection overrunning
+	m, err := testHost.Module(ctx, wasm)
+	if err != nil {
+		t.Skipf("wazero refuses the bad name section too (%v); nothing to fall back from", err)
+	}
+	if m.Metered {
+		t.Fatal("metered a module whose name section could not be rewritten")
+	}
+	tn := testHost.Tenant(t.Name(), TenantSpec{Module: m, Limits: Limits{CallTimeout: 100 * time.Millisecond}})
+	defer tn.Close()
+	if _, err := tn.Ping(ctx, []byte("hostile")); !errors.Is(err, ErrDeadline) {
+		t.Fatalf("checked fallback: %v, want ErrDeadline", err)
+	}
+}
