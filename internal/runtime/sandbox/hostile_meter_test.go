@@ -70,7 +70,7 @@ func meterGuestWasm(spin []byte, startSpin bool) []byte {
 	code := []byte{4}
 	code = append(code, fn(0x41, 0x01)...)       // plasm_abi_version: 1
 	code = append(code, fn(0x41, 0x80, 0x08)...) // plasm_alloc: 1024
-	code = append(code, fn( // plasm_ping(n)
+	code = append(code, fn(                      // plasm_ping(n)
 		0x20, 0x00, 0x41, 0x07, 0x46, 0x04, 0x40, // if n == 7
 		0x41, 0x28, 0x10, 0x03, //   spin(40)
 		0x0b,

@@ -110,10 +110,15 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 	return cm, false, err
 }
 
-// meter validates the original bytes (so no out-of-range index can come
-// to name the meter's global or import once indices shift), instruments
-// them and verifies the result.
+// meter instruments wasm, validates the original bytes (so no
+// out-of-range index can come to name the meter's global or import once
+// indices shift) and verifies the result. Instrumenting first lets the
+// cheap parser refuse garbage before wazero decodes it.
 func (h *Host) meter(ctx context.Context, digest string, wasm []byte) ([]byte, error) {
+	out, err := wasmmeter.Instrument(wasm)
+	if err != nil {
+		return nil, err
+	}
 	if _, ok := validated.Load(digest); !ok {
 		cm, err := h.vrt.CompileModule(ctx, wasm)
 		if err != nil {
@@ -121,10 +126,6 @@ func (h *Host) meter(ctx context.Context, digest string, wasm []byte) ([]byte, e
 		}
 		_ = cm.Close(ctx)
 		validated.Store(digest, struct{}{})
-	}
-	out, err := wasmmeter.Instrument(wasm)
-	if err != nil {
-		return nil, err
 	}
 	if err := wasmmeter.Verify(out); err != nil {
 		return nil, err
