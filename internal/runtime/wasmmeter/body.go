@@ -142,7 +142,7 @@ func (s *scanner) finish() (flow, error) {
 // instructions) from each instruction along fall-throughs and forward
 // jumps until a checkpoint: what a check placed there must charge. With
 // force, a successor whose walk would make its predecessor's exceed
-// MaxCost gets a checkpoint too (at is updated); a checkpoint added that
+// MaxCost-checkCost gets a checkpoint too (at is updated); a checkpoint added that
 // way only shortens walks computed before it, so the costs stay upper
 // bounds.
 func paths(f flow, at []bool, force bool) []int32 {
@@ -173,12 +173,12 @@ func paths(f flow, at []bool, force bool) []int32 {
 			return b
 		}
 		v := 1 + best()
-		if force && v > MaxCost {
-			if !f.noFall[i] && 1+valueAt(int32(i+1)) > MaxCost {
+		if limit := int32(MaxCost - checkCost); force && v > limit {
+			if !f.noFall[i] && 1+valueAt(int32(i+1)) > limit {
 				at[i+1] = true
 			}
 			for _, ed := range succ {
-				if 1+valueAt(ed.dst) > MaxCost {
+				if 1+valueAt(ed.dst) > limit {
 					at[ed.dst] = true
 				}
 			}
@@ -189,9 +189,19 @@ func paths(f flow, at []bool, force bool) []int32 {
 	return val
 }
 
+// checkCost is what a check charges for itself on top of the walk after
+// it: the sequence costs about as much as four plain instructions when
+// the fuel lasts, so a loop of one instruction still pays for its time.
+const checkCost = 4
+
 // place chooses checkpoints for f and what each charges (cost[i] for a
-// checkpoint at i).
+// checkpoint at i): the longest walk from it plus checkCost, at most
+// MaxCost.
 func place(f flow) (at []bool, cost []int32) {
 	at = slices.Clone(f.mustCheck)
-	return at, paths(f, at, true)
+	cost = paths(f, at, true)
+	for i := range cost {
+		cost[i] += checkCost
+	}
+	return at, cost
 }

@@ -37,8 +37,9 @@ func checkSeq(cost byte) []byte {
 func TestVerifyCatchesTampering(t *testing.T) {
 	orig := tamperModule().build()
 	good := instrumented(t, orig)
-	if !bytes.Contains(good, checkSeq(1)) {
-		t.Fatal("test assumes a check of cost 1 (function entry before a loop)")
+	entry := checkSeq(1 + checkCost)
+	if !bytes.Contains(good, entry) {
+		t.Fatal("test assumes a check of a walk of 1 (function entry before a loop)")
 	}
 	replaceFirst := func(b, old, new []byte) []byte {
 		i := bytes.Index(b, old)
@@ -57,7 +58,7 @@ func TestVerifyCatchesTampering(t *testing.T) {
 		b    []byte
 	}{
 		// The same length in nops: sizes stay right, the check is gone.
-		{"check removed", replaceFirst(good, checkSeq(1), nops(len(checkSeq(1))))},
+		{"check removed", replaceFirst(good, entry, nops(len(entry)))},
 		{"stray global.set of the fuel", replaceFirst(good, []byte{0x41, 0x3a, 0x24, 0x00}, fuelSet)},
 		{"fuel exported", replaceFirst(good, append(str("started"), 3, 0), append(str("started"), 3, 2))},
 		{"bulk charge removed", replaceFirst(good, bulk, nops(len(bulk)))},
@@ -74,16 +75,17 @@ func TestVerifyCatchesTampering(t *testing.T) {
 	}
 }
 
-// lowerACost lowers the first check charging more than 1 by one.
+// lowerACost makes the first check with a walk of 2 or more charge one
+// less than its walk.
 func lowerACost(t *testing.T, b []byte) []byte {
-	for c := byte(2); c < 64; c++ {
+	for c := byte(checkCost + 2); c < 64; c++ {
 		if i := bytes.Index(b, checkSeq(c)); i >= 0 {
 			out := bytes.Clone(b)
-			copy(out[i:], checkSeq(c-1))
+			copy(out[i:], checkSeq(c-checkCost-1))
 			return out
 		}
 	}
-	t.Fatal("no check charging 2..63")
+	t.Fatal("no check with a walk of 2..59")
 	return nil
 }
 
