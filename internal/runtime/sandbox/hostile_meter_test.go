@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
 )
 
 // Hand-assembled hostile guests (no toolchain) for the meter: each echoes
@@ -182,4 +184,45 @@ func TestUnmeterableFallsBackToChecks(t *testing.T) {
 	if _, err := tn.Ping(ctx, []byte("hostile")); !errors.Is(err, ErrDeadline) {
 		t.Fatalf("checked fallback: %v, want ErrDeadline", err)
 	}
+}
+
+// FuzzMeterGuests is wasmmeter's FuzzInstrument seeded with this
+// package's hostile guests (the Go-built ones and the hand-assembled
+// ones): whatever the mutation, Instrument does not panic, and a module
+// wazero accepts is refused with a typed error or becomes one wazero
+// accepts and Verify passes.
+func FuzzMeterGuests(f *testing.F) {
+	for _, name := range hostileGuests {
+		if b := guestWasm[name]; b != nil {
+			f.Add(b)
+		}
+	}
+	for _, spin := range meterHostiles {
+		f.Add(meterGuestWasm(spin, false))
+	}
+	f.Add(meterGuestWasm(meterHostiles["tight-loop"], true))
+	f.Add(nativeRecursionWasm())
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		out, err := wasmmeter.Instrument(wasm)
+		if err != nil {
+			if !errors.Is(err, wasmmeter.ErrUnsupported) && !errors.Is(err, wasmmeter.ErrMalformed) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		orig, err := testHost.vrt.CompileModule(ctx, wasm)
+		if err != nil {
+			return
+		}
+		_ = orig.Close(ctx)
+		if err := wasmmeter.Verify(out); err != nil {
+			t.Fatalf("Verify of an instrumented valid module: %v", err)
+		}
+		cm, err := testHost.vrt.CompileModule(ctx, out)
+		if err != nil {
+			t.Fatalf("wazero refuses the instrumented module: %v", err)
+		}
+		_ = cm.Close(ctx)
+	})
 }

@@ -61,6 +61,9 @@ func TestNativeStackOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !m.Metered {
+		t.Fatal("not metered")
+	}
 	// The overflow must trap, not time out: under -race on a loaded machine
 	// it takes longer than the default deadline, so give it one it cannot
 	// reach.
