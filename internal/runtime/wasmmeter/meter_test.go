@@ -239,3 +239,45 @@ func TestInstrumentRealModules(t *testing.T) {
 }
 
 func types(ts []api.ValueType) []byte { return ts }
+
+// The name section keeps naming the same functions: function and local
+// name maps shift past the added import, the module name stays, other
+// subsections go.
+func TestNameSectionShifts(t *testing.T) {
+	m := sumModule()
+	fnNames := vec(3, cat(uleb(0), str("id")), cat(uleb(1), str("sum")), cat(uleb(2), str("fib")))
+	localNames := vec(1, cat(uleb(1), vec(2, cat(uleb(0), str("n")), cat(uleb(1), str("acc")))))
+	m.names = cat([]byte{0}, uleb(uint32(len(str("mod")))), str("mod"),
+		[]byte{1}, uleb(uint32(len(fnNames))), fnNames,
+		[]byte{2}, uleb(uint32(len(localNames))), localNames,
+		[]byte{7}, uleb(2), []byte{0, 0}) // a global names subsection: dropped
+	out := instrumented(t, m.build())
+	secs, err := sections(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []byte
+	for _, s := range secs {
+		if s.id == secCustom && bytes.HasPrefix(s.payload, str("name")) {
+			names = s.payload[len(str("name")):]
+		}
+	}
+	wantFn := vec(3, cat(uleb(0), str("id")), cat(uleb(2), str("sum")), cat(uleb(3), str("fib")))
+	wantLocal := vec(1, cat(uleb(2), vec(2, cat(uleb(0), str("n")), cat(uleb(1), str("acc")))))
+	want := cat([]byte{0}, uleb(uint32(len(str("mod")))), str("mod"),
+		[]byte{1}, uleb(uint32(len(wantFn))), wantFn,
+		[]byte{2}, uleb(uint32(len(wantLocal))), wantLocal)
+	if !bytes.Equal(names, want) {
+		t.Fatalf("name section\n got %x\nwant %x", names, want)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	cm, err := rt.CompileModule(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.ExportedFunctions()["fib"].Name(); got != "fib" {
+		t.Errorf("fib is named %q", got)
+	}
+}
