@@ -15,15 +15,17 @@
 //	if  call $tick  global.set $fuel  end
 //	global.get $fuel  i32.const C  i32.sub  global.set $fuel
 //
-// where C is the number of instructions from the checkpoint to the next
-// one. Checkpoints are placed at every function entry, right after every
-// loop instruction (where every backward branch lands), right after every
-// call (where a callee returns), at every forward-jump target that some
-// jump reaches across another checkpoint, and after at most MaxCost
-// instructions without one. Together these make the instructions run
-// between two executed checks a forward walk inside the run of the first
-// (see docs/decisions.md "Guests are metered, not checked at every loop"):
-// no more than C of them.
+// Checkpoints are at every function entry, right after every loop
+// instruction (where every backward branch lands) and right after every
+// call and call_indirect (where a callee returns); more are added where
+// the walk to the next one could exceed MaxCost. C is the longest walk, in
+// instructions along fall-throughs and forward jumps, from the checkpoint
+// to the next one, plus a little for the check itself. Between two
+// executed checks control can only move forward inside one body, so it
+// runs at most C instructions. Bulk memory and table operations, whose
+// work grows with their length operand, are preceded by a charge of that
+// length (see appendBulkCharge). See docs/decisions.md "Guests are
+// metered, not checked at every loop" for the whole argument.
 //
 // Verify re-derives those facts from an instrumented module alone and
 // fails unless they hold. Instrument refuses (ErrUnsupported, ErrMalformed)

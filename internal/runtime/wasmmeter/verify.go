@@ -6,14 +6,12 @@ import (
 
 // verifier holds what Verify learns about an instrumented module.
 type verifier struct {
-	tick      uint32 // function index of the tick import
-	fuel      uint32 // global index of the fuel
-	tickType  uint32
-	funcTypes []uint32 // type index of every function import, in order
-	types     [][]byte // each function type's encoding after 0x60
-	globals   uint32   // imported + defined
-	haveTick  bool
-	haveFuel  bool
+	tick     uint32   // function index of the tick import
+	fuel     uint32   // global index of the fuel
+	types    [][]byte // each function type's encoding after 0x60
+	globals  uint32   // imported + defined so far
+	haveTick bool
+	haveFuel bool
 }
 
 // Verify checks, from the instrumented bytes alone, what the meter's
@@ -22,11 +20,12 @@ type verifier struct {
 //     () -> i32, and the last global is a mutable i32 (the fuel);
 //   - each body starts with a check, and one immediately follows every
 //     loop instruction and every call and call_indirect;
-//   - every forward jump (br, br_if, br_table to a block or if, an if's
-//     false edge, a then-arm reaching else) either crosses no check or
-//     lands on one;
-//   - every check charges at least the instructions up to the next check
-//     (or the body's end), and at most MaxCost;
+//   - every check charges at least the longest walk (fall-throughs and
+//     forward jumps: br, br_if, br_table to a block or if, an if's false
+//     edge, a then-arm reaching else) from it to the next check or the
+//     body's end, and at most MaxCost;
+//   - every bulk memory or table operation is immediately preceded by the
+//     charge of its length, and every such charge by nothing else;
 //   - the fuel and the tick are used nowhere but in checks: not exported,
 //     not in a table or element segment, not the start function, not
 //     referenced by ref.func.
