@@ -1,0 +1,195 @@
+package wasmmeter
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Rewrites of the sections that name functions outside the code.
+
+func (w *rewriter) exports(p []byte) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for range n {
+		name, err := r.name()
+		if err != nil {
+			return nil, err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		idx, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if kind == 0 {
+			idx = w.fn(idx)
+		}
+		out = appendName(out, name)
+		out = append(out, kind)
+		out = appendU32(out, idx)
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after the exports", ErrMalformed)
+	}
+	return out, nil
+}
+
+// elements rewrites every element segment encoding (flags 0 to 7).
+func (w *rewriter) elements(p []byte) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if flags > 7 {
+			return nil, fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+		}
+		out = appendU32(out, flags)
+		if flags&2 != 0 && flags&1 == 0 { // explicit table index (2, 6)
+			t, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			out = appendU32(out, t)
+		}
+		if flags&1 == 0 { // active: offset expression
+			if out, err = w.constExpr(r, out); err != nil {
+				return nil, err
+			}
+		}
+		if flags&3 != 0 { // element kind (0-3) or reference type (4-7)
+			k, err := r.byte()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+		count, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if uint64(count) > uint64(len(p)-r.pos) {
+			return nil, fmt.Errorf("%w: %d elements in %d bytes", ErrMalformed, count, len(p)-r.pos)
+		}
+		out = appendU32(out, count)
+		for range count {
+			if flags&4 != 0 {
+				if out, err = w.constExpr(r, out); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			f, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			out = appendU32(out, w.fn(f))
+		}
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after the element segments", ErrMalformed)
+	}
+	return out, nil
+}
+
+// custom shifts the name section's function indices (module, function
+// and local names are kept; other name subsections dropped) and drops
+// DWARF, whose code offsets no longer hold.
+func (w *rewriter) custom(p []byte) ([]byte, bool, error) {
+	r := &reader{b: p}
+	name, err := r.name()
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case strings.HasPrefix(name, ".debug_"):
+		return nil, false, nil
+	case name != "name":
+		return p, true, nil
+	}
+	out := appendName(nil, name)
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return nil, false, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, false, err
+		}
+		sub, err := r.bytes(size)
+		if err != nil {
+			return nil, false, err
+		}
+		var np []byte
+		switch id {
+		case 0:
+			np = sub
+		case 1, 2:
+			if np, err = w.nameMap(sub, id == 2); err != nil {
+				return nil, false, fmt.Errorf("%w: name section: %v", ErrUnsupported, err)
+			}
+		default:
+			continue
+		}
+		out = append(out, id)
+		out = appendU32(out, uint32(len(np)))
+		out = append(out, np...)
+	}
+	return out, true, nil
+}
+
+// nameMap shifts the function indices of a function name map, or of a
+// local name map (indirect: each entry holds a map of locals, copied).
+func (w *rewriter) nameMap(p []byte, indirect bool) ([]byte, error) {
+	r := &reader{b: p}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for range n {
+		f, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		out = appendU32(out, w.fn(f))
+		start := r.pos
+		if !indirect {
+			if _, err := r.name(); err != nil {
+				return nil, err
+			}
+		} else {
+			locals, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			for range locals {
+				if _, err := r.u32(); err != nil {
+					return nil, err
+				}
+				if _, err := r.name(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, p[start:r.pos]...)
+	}
+	if !r.done() {
+		return nil, fmt.Errorf("%w: bytes after a name map", ErrMalformed)
+	}
+	return out, nil
+}
+
