@@ -192,4 +192,3 @@ func (w *rewriter) nameMap(p []byte, indirect bool) ([]byte, error) {
 	}
 	return out, nil
 }
-
