@@ -1,7 +1,9 @@
-// Package sandbox owns plasmd's WebAssembly execution: the single wazero
-// runtime of the process, the modules compiled into it (once each, by
-// digest), the per-tenant pools of initialised instances, and the limits
-// every call runs under (deadline, memory ceiling, input and output caps).
+// Package sandbox owns plasmd's WebAssembly execution: the process's
+// wazero runtimes (metered modules run in one without wazero's loop
+// checks, the rare module the meter cannot rewrite in one with them; see
+// meter.go), the modules compiled into them (once each, by digest), the
+// per-tenant pools of initialised instances, and the limits every call
+// runs under (deadline, memory ceiling, input and output caps).
 //
 // Isolation rules it enforces:
 //   - an instance belongs to one tenant for its whole life and serves one
@@ -92,7 +94,7 @@ func (h *Host) SpareLimits() Limits { return DefaultLimits().clamp(h.ceiling) }
 // ceiling applied: what a tenant configured with l actually runs under.
 func (h *Host) EffectiveLimits(l Limits) Limits { return l.clamp(h.ceiling) }
 
-// Host is the process's sandbox: one wazero runtime, the compiled modules
+// Host is the process's sandbox: its wazero runtimes, the compiled modules
 // and the tenants. Create one per process; it is safe for concurrent use.
 type Host struct {
 	rt      wazero.Runtime
