@@ -36,9 +36,27 @@ var meterHostiles = map[string][]byte{
 		0x0c, 0x00, 0x0b},
 }
 
+// sleepLoop sleeps 10 ms (WASI poll_oneoff on a relative monotonic clock
+// subscription at 4096) in a loop: each iteration is a few instructions
+// and a host call that takes the whole guest-sleep cap.
+var sleepLoop = []byte{
+	0x41, 0x80, 0x20, 0x41, 0x01, 0x36, 0x02, 0x10, // clock id 1 (monotonic) at 4096+16
+	0x41, 0x80, 0x20, 0x42, 0x80, 0xad, 0xe2, 0x04, 0x37, 0x03, 0x18, // timeout 10,000,000 ns at 4096+24
+	0x03, 0x40,
+	0x41, 0x80, 0x20, 0x41, 0x80, 0xc0, 0x00, 0x41, 0x01, 0x41, 0x80, 0xc2, 0x00, 0x10, 0x00, 0x1a, // poll_oneoff(4096, 8192, 1, 8448)
+	0x0c, 0x00, 0x0b,
+}
+
 // meterGuestWasm assembles an ABI module whose spin function has body
 // spin; with startSpin, a start function loops forever too.
 func meterGuestWasm(spin []byte, startSpin bool) []byte {
+	return meterGuestWasmWith(spin, startSpin, false)
+}
+
+// meterGuestWasmWith is meterGuestWasm; with sleep, the module imports
+// WASI poll_oneoff as function 0 (spin's body must then be sleepLoop:
+// function indices shift by one).
+func meterGuestWasmWith(spin []byte, startSpin, sleep bool) []byte {
 	leb := func(v int) []byte {
 		var b []byte
 		for v >= 0x80 {
@@ -57,26 +75,31 @@ func meterGuestWasm(spin []byte, startSpin bool) []byte {
 		return append(leb(len(body)), body...)
 	}
 	const i32, i64 = 0x7f, 0x7e
-	types := []byte{5,
+	shift := byte(0)
+	if sleep {
+		shift = 1
+	}
+	types := []byte{6,
 		0x60, 0, 1, i32, // 0: () -> i32
 		0x60, 1, i32, 1, i32, // 1: (i32) -> i32
 		0x60, 1, i32, 1, i64, // 2: (i32) -> i64
 		0x60, 1, i32, 0, // 3: (i32) -> ()
 		0x60, 0, 0, // 4: () -> ()
+		0x60, 4, i32, i32, i32, i32, 1, i32, // 5: poll_oneoff
 	}
 	funcs := []byte{4, 0, 1, 2, 3}
 	var exports []byte
 	exports = append(exports, 4)
 	exports = append(append(exports, name("memory")...), 0x02, 0)
-	exports = append(append(exports, name("plasm_abi_version")...), 0x00, 0)
-	exports = append(append(exports, name("plasm_alloc")...), 0x00, 1)
-	exports = append(append(exports, name("plasm_ping")...), 0x00, 2)
+	exports = append(append(exports, name("plasm_abi_version")...), 0x00, 0+shift)
+	exports = append(append(exports, name("plasm_alloc")...), 0x00, 1+shift)
+	exports = append(append(exports, name("plasm_ping")...), 0x00, 2+shift)
 	code := []byte{4}
 	code = append(code, fn(0x41, 0x01)...)       // plasm_abi_version: 1
 	code = append(code, fn(0x41, 0x80, 0x08)...) // plasm_alloc: 1024
 	code = append(code, fn(                      // plasm_ping(n)
 		0x20, 0x00, 0x41, 0x07, 0x46, 0x04, 0x40, // if n == 7
-		0x41, 0x28, 0x10, 0x03, //   spin(40)
+		0x41, 0x28, 0x10, 0x03+shift, //   spin(40)
 		0x0b,
 		0x42, 0xff, 0x07, 0x42, 0x20, 0x86, // 1023 << 32
 		0x20, 0x00, 0x41, 0x01, 0x6a, 0xad, 0x84)...) // | (n + 1)
@@ -89,11 +112,16 @@ func meterGuestWasm(spin []byte, startSpin bool) []byte {
 	}
 	m := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
 	m = append(m, section(1, types)...)
+	if sleep {
+		imp := append([]byte{1}, name("wasi_snapshot_preview1")...)
+		imp = append(append(imp, name("poll_oneoff")...), 0x00, 5)
+		m = append(m, section(2, imp)...)
+	}
 	m = append(m, section(3, funcs)...)
 	m = append(m, section(5, []byte{1, 0x00, 2})...)
 	m = append(m, section(7, exports)...)
 	if startSpin {
-		m = append(m, section(8, []byte{4})...)
+		m = append(m, section(8, []byte{4 + shift})...)
 	}
 	return append(m, section(10, code)...)
 }
@@ -129,6 +157,40 @@ func TestMeteredHostileGuests(t *testing.T) {
 				t.Fatalf("next call: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// A guest that sleeps in a loop spends its time in a host call, not in
+// instructions: the meter empties the fuel after every host call, so the
+// deadline is seen when the first sleep after it returns.
+func TestMeteredSleeperStops(t *testing.T) {
+	checkNoLeaks(t)
+	ctx := context.Background()
+	m, err := testHost.Module(ctx, meterGuestWasmWith(sleepLoop, false, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Metered {
+		t.Fatal("not metered")
+	}
+	tn := testHost.Tenant(t.Name(), TenantSpec{Module: m, Limits: Limits{CallTimeout: 100 * time.Millisecond}})
+	defer tn.Close()
+	if got, err := tn.Ping(ctx, []byte("ok")); err != nil || string(got) != "ok" {
+		t.Fatalf("echo: %q, %v", got, err)
+	}
+	// The caller gives up long before 2^20 fuel units of 10 ms sleeps
+	// (hours) would have run: a sleeper the meter did not stop fails the
+	// test here, at a deadline no working meter reaches.
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err = tn.Ping(cctx, []byte("hostile"))
+	t.Logf("%v (after %v)", err, time.Since(start))
+	if !errors.Is(err, ErrDeadline) || cctx.Err() != nil {
+		t.Fatalf("err = %v, want ErrDeadline from the 100 ms call timeout", err)
+	}
+	if s := tn.Stats(); s.Discarded != 1 || s.Live != 0 {
+		t.Fatalf("stats %+v: the instance must be discarded", s)
 	}
 }
 

@@ -328,15 +328,11 @@ func (w *rewriter) countImports(p []byte) error {
 		case 0: // function: type index
 			w.importedFuncs++
 			_, err = r.u32()
-		case 1: // table: reference type, limits
-			if _, err = r.byte(); err == nil {
-				err = limits(r)
-			}
-		case 2: // memory: limits
-			err = limits(r)
-		case 3: // global: value type, mutability
-			w.importedGlobals++
-			_, err = r.bytes(2)
+		case 1, 2, 3:
+			// A table, memory or global import could carry a host
+			// function reference into call_indirect (and plasmd provides
+			// none of them anyway).
+			err = fmt.Errorf("%w: imports a table, memory or global (%s)", ErrUnsupported, mod)
 		default:
 			err = fmt.Errorf("%w: import kind %d", ErrUnsupported, kind)
 		}
@@ -431,6 +427,9 @@ func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
 		if err := decodeInst(r, &in); err != nil {
 			return nil, err
 		}
+		if err := w.refCheck(&in); err != nil {
+			return nil, err
+		}
 		out = w.emitInst(out, r.b, &in)
 		if in.op == opEnd {
 			return out, nil
@@ -440,6 +439,21 @@ func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: control instruction in a constant expression", ErrMalformed)
 		}
 	}
+}
+
+// refCheck refuses references to imported functions other than direct
+// calls (ref.func), and tail calls: every host call must be a call
+// instruction, so the fuel can be emptied right after it.
+func (w *rewriter) refCheck(in *inst) error {
+	switch in.op {
+	case opRefFunc:
+		if in.idx < w.importedFuncs {
+			return fmt.Errorf("%w: ref.func of imported function %d", ErrUnsupported, in.idx)
+		}
+	case opReturnCall, opReturnCallIn:
+		return fmt.Errorf("%w: tail call", ErrUnsupported)
+	}
+	return nil
 }
 
 // emitInst appends an instruction's bytes, with a function index shifted.
@@ -507,6 +521,9 @@ func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 		if err := s.add(i, &in); err != nil {
 			return nil, err
 		}
+		if err := w.refCheck(&in); err != nil {
+			return nil, err
+		}
 		bulk = bulk || isBulk(&in)
 	}
 	f, err := s.finish()
@@ -545,6 +562,13 @@ func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 			out = appendBulkCharge(out, fuel, w.importedFuncs, uint32(scratch))
 		}
 		out = w.emitInst(out, b, &in)
+		if in.op == opCall && in.idx < w.importedFuncs {
+			// A host call may take a while (a guest sleep, an http
+			// request): empty the fuel so the check after it ticks and
+			// the host sees the deadline at once.
+			out = append(out, opI32Const, 0, opGlobalSet)
+			out = appendU32(out, fuel)
+		}
 	}
 	return out, nil
 }

@@ -95,6 +95,9 @@ func (w *rewriter) elements(p []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
+			if f < w.importedFuncs {
+				return nil, fmt.Errorf("%w: imported function %d in an element segment", ErrUnsupported, f)
+			}
 			out = appendU32(out, w.fn(f))
 		}
 	}

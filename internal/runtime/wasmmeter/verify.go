@@ -6,12 +6,13 @@ import (
 
 // verifier holds what Verify learns about an instrumented module.
 type verifier struct {
-	tick     uint32   // function index of the tick import
-	fuel     uint32   // global index of the fuel
-	types    [][]byte // each function type's encoding after 0x60
-	globals  uint32   // imported + defined so far
-	haveTick bool
-	haveFuel bool
+	tick      uint32   // function index of the tick import
+	fuel      uint32   // global index of the fuel
+	types     [][]byte // each function type's encoding after 0x60
+	globals   uint32   // imported + defined so far
+	hostFuncs uint32   // imported functions, the tick included
+	haveTick  bool
+	haveFuel  bool
 }
 
 // Verify checks, from the instrumented bytes alone, what the meter's
@@ -141,25 +142,18 @@ func (v *verifier) imports(r *reader) error {
 				v.tick, v.haveTick = funcs, true
 			}
 			funcs++
-		case 1:
-			if _, err = r.byte(); err == nil {
-				err = limits(r)
-			}
-		case 2:
-			err = limits(r)
-		case 3:
-			v.globals++
-			_, err = r.bytes(2)
+		case 1, 2, 3:
+			// A table or global could bring a host function into
+			// call_indirect, past the fuel emptying after host calls.
+			return fmt.Errorf("%w: imports a table, memory or global", ErrUnmetered)
 		default:
 			err = fmt.Errorf("%w: import kind %d", ErrUnsupported, kind)
 		}
 		if err != nil {
 			return err
 		}
-		if mod == ImportModule && kind != 0 {
-			return fmt.Errorf("%w: import %s.%s", ErrUnmetered, mod, name)
-		}
 	}
+	v.hostFuncs = funcs
 	return nil
 }
 
@@ -208,10 +202,15 @@ func (v *verifier) constExpr(r *reader) error {
 // fuel.
 func (v *verifier) plain(in *inst) error {
 	switch in.op {
-	case opCall, opReturnCall, opRefFunc:
+	case opCall, opRefFunc:
 		if v.haveTick && in.idx == v.tick {
 			return fmt.Errorf("%w: the tick referenced outside a check at byte %d", ErrUnmetered, in.pos)
 		}
+		if in.op == opRefFunc && in.idx < v.hostFuncs {
+			return fmt.Errorf("%w: ref.func of an imported function at byte %d", ErrUnmetered, in.pos)
+		}
+	case opReturnCall, opReturnCallIn:
+		return fmt.Errorf("%w: tail call at byte %d", ErrUnmetered, in.pos)
 	case opGlobalGet, opGlobalSet:
 		if v.haveFuel && in.idx == v.fuel {
 			return fmt.Errorf("%w: the fuel referenced outside a check at byte %d", ErrUnmetered, in.pos)
@@ -288,8 +287,8 @@ func (v *verifier) elements(r *reader) error {
 			if err != nil {
 				return err
 			}
-			if v.haveTick && f == v.tick {
-				return fmt.Errorf("%w: the tick in an element segment", ErrUnmetered)
+			if f < v.hostFuncs {
+				return fmt.Errorf("%w: an imported function in an element segment", ErrUnmetered)
 			}
 		}
 	}
@@ -333,6 +332,7 @@ func (v *verifier) body(b []byte) error {
 	var checks []int
 	i := 0
 	pendingBulk := false // a bulk charge was just read: a bulk operation must follow
+	pendingZero := false // a host call was just read: the fuel must be emptied
 	for !r.done() {
 		for len(checks) <= i {
 			checks = append(checks, 0)
@@ -345,7 +345,13 @@ func (v *verifier) body(b []byte) error {
 		if kind != seqNone && pendingBulk {
 			return fmt.Errorf("%w: a bulk charge not followed by its operation at byte %d", ErrUnmetered, at)
 		}
+		if (kind == seqZero) != pendingZero {
+			return fmt.Errorf("%w: a host call not followed by emptying the fuel (or the fuel emptied elsewhere) at byte %d", ErrUnmetered, at)
+		}
 		switch kind {
+		case seqZero:
+			pendingZero = false
+			continue
 		case seqCheck:
 			checks[i] += cost
 			continue
@@ -367,6 +373,7 @@ func (v *verifier) body(b []byte) error {
 		if err := s.add(i, &in); err != nil {
 			return err
 		}
+		pendingZero = in.op == opCall && in.idx < v.hostFuncs
 		i++
 	}
 	f, err := s.finish()
@@ -403,6 +410,7 @@ const (
 	seqNone  = iota
 	seqCheck // a checkpoint's check
 	seqBulk  // a bulk operation's charge
+	seqZero  // the fuel emptied after a host call
 )
 
 // check reads a meter sequence at r if one starts there: seqNone (and
@@ -411,6 +419,14 @@ const (
 func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	var in inst
 	if err := decodeInst(r, &in); err != nil {
+		return seqNone, 0, nil
+	}
+	if in.op == opI32Const && r.pos == in.pos+2 && r.b[in.pos+1] == 0 {
+		// i32.const 0 global.set $fuel: only after a host call.
+		var set inst
+		if err := decodeInst(r, &set); err == nil && set.op == opGlobalSet && set.idx == v.fuel {
+			return seqZero, 0, nil
+		}
 		return seqNone, 0, nil
 	}
 	var scratch uint32

@@ -63,6 +63,8 @@ func TestVerifyCatchesTampering(t *testing.T) {
 		{"fuel exported", replaceFirst(good, append(str("started"), 3, 0), append(str("started"), 3, 2))},
 		{"bulk charge removed", replaceFirst(good, bulk, nops(len(bulk)))},
 		{"charge lowered", lowerACost(t, good)},
+		{"fuel not emptied after a host call", replaceFirst(good, []byte{0x10, 0x00, 0x41, 0x00, 0x24, 0x02}, append([]byte{0x10, 0x00}, nops(4)...))},
+		{"tick in a table", replaceFirst(good, append([]byte{0, opI32Const, 0, opEnd, 1}, 2), append([]byte{0, opI32Const, 0, opEnd, 1}, 1))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,9 +127,11 @@ func TestInstrumentRefusesUnknown(t *testing.T) {
 		"multi-memory load":  {0x41, 0x00, 0x28, 0x42, 0x00, 0x00, 0x1a},
 		"truncated body":     {0x41},
 		"branch out of body": {0x0c, 0x05},
+		"tail call":          {0x12, 0x00},
+		"ref.func of import": {0xd2, 0x00, 0x1a},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m := (&mod{types: []fnType{{}}, funcs: []uint32{0}, memory: true, bodies: [][]byte{body}}).build()
+			m := (&mod{types: []fnType{{}}, imports: []imp{{"env", "f", 0}}, funcs: []uint32{0}, memory: true, bodies: [][]byte{body}}).build()
 			_, err := Instrument(m)
 			if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrMalformed) {
 				t.Fatalf("Instrument = %v, want ErrUnsupported or ErrMalformed", err)
