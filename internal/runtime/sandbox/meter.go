@@ -20,10 +20,10 @@ import (
 // meterRefill is the fuel one tick hands a metered guest: the number of
 // wasm instructions it may run before the host looks at its deadline
 // again. A unit (an instruction; a check charges 4 for itself; bulk
-// operations 1 per 16 bytes) took 0.28–0.41 ns of CPU in
+// operations 1 per 16 bytes) took 0.28–0.48 ns of CPU in
 // BenchmarkMeterTick (a one-instruction loop, loop-free recursion, a SIMD
 // and bulk-memory loop, the engine planning and decoding), so a guest
-// returns to Go every 0.3–0.45 ms of its CPU time: that is how late past
+// returns to Go every 0.3–0.5 ms of its CPU time: that is how late past
 // its deadline a spinning guest stops (plus any wait for a core),
 // and how long the Go scheduler may wait to preempt it. See docs/decisions.md
 // "Guests are metered, not checked at every loop".
