@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
 )
 
 // Inspection describes a module for humans (plasmd module check): unlike
@@ -52,6 +53,15 @@ func (h *Host) Inspect(ctx context.Context, wasm []byte) (*Inspection, error) {
 	ins := &Inspection{Digest: hex.EncodeToString(sum[:])}
 	if h.isClosed() {
 		return nil, ErrClosed
+	}
+	if err := screen(wasm); err != nil {
+		// Never compiled (see screen). Typed function references are a
+		// reason to refuse a module; anything else unreadable is not one.
+		if errors.Is(err, wasmmeter.ErrTypedRef) {
+			ins.Problems = append(ins.Problems, strings.TrimPrefix(err.Error(), ErrABI.Error()+": "))
+			return ins, nil
+		}
+		return nil, fmt.Errorf("sandbox: compile module %s: %w", ins.Digest[:12], err)
 	}
 	compiled, err := h.rt.CompileModule(ctx, wasm)
 	if err != nil {

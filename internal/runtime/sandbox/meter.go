@@ -82,6 +82,18 @@ func (h *Host) meterTick(ctx context.Context, mod api.Module, stack []uint64) {
 
 var errInvalid = errors.New("invalid module")
 
+// screen must pass before any wazero compilation of guest bytes, metered
+// or checked (see wasmmeter.Screen): wazero v1.12's validator and
+// compilers read typed function references differently, so such a module
+// could run code nobody validated, or crash the whole process with a
+// panic in a compile worker goroutine. Refusals are final: no fallback.
+func screen(wasm []byte) error {
+	if err := wasmmeter.Screen(wasm); err != nil {
+		return fmt.Errorf("%w: module refused before compilation: %w", ErrABI, err)
+	}
+	return nil
+}
+
 // instrument is wasmmeter.Instrument; the fallback test replaces it.
 var instrument = wasmmeter.Instrument
 
@@ -93,6 +105,9 @@ var validated sync.Map // digest → struct{}
 // compile compiles wasm into the metered runtime when it can be metered,
 // else into the checked one, so every module is one or the other.
 func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.CompiledModule, bool, error) {
+	if err := screen(wasm); err != nil {
+		return nil, false, err
+	}
 	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
 	if h.mrt != nil {
 		metered, err := h.meter(ctx, digest, wasm)

@@ -9,6 +9,11 @@ import (
 type reader struct {
 	b   []byte
 	pos int
+	// wazeroSIMD: read a SIMD sub-opcode byte with its high bit set as
+	// wazero does (one byte, the rest being further instructions) instead
+	// of refusing it. Only Screen does: it must read as wazero reads, the
+	// meter must read as everyone reads.
+	wazeroSIMD bool
 }
 
 func (r *reader) done() bool { return r.pos >= len(r.b) }
@@ -270,12 +275,19 @@ func decodeImm(r *reader, in *inst, op byte) error {
 	case immF64:
 		_, err = r.bytes(8)
 	case immSelectT:
-		var n uint32
-		if n, err = r.u32(); err == nil {
-			_, err = r.bytes(n)
+		// wazero reads the count as one byte that must be 1, then one
+		// type; its validator reads a long-form reference type (0x63,
+		// 0x64 and a heap type) where its compilers skip one byte, so
+		// only a single-byte value type is read the same way by all.
+		var n byte
+		if n, err = r.byte(); err == nil && n != 1 {
+			return fmt.Errorf("%w: select with %d type bytes at byte %d", ErrUnsupported, n, in.pos)
+		}
+		if err == nil {
+			_, err = valType(r)
 		}
 	case immRefNull:
-		_, err = r.byte()
+		_, err = refType(r)
 	case immMisc:
 		err = decodeMisc(r, in)
 	case immSIMD:
@@ -297,6 +309,8 @@ func blockType(r *reader) error {
 		case blockEmpty, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
 			r.pos++
 			return nil
+		case refNullable, refNonNullable:
+			return fmt.Errorf("%w: block type at byte %d", ErrTypedRef, r.pos)
 		}
 	}
 	at := r.pos
@@ -308,6 +322,45 @@ func blockType(r *reader) error {
 		return fmt.Errorf("%w: block type %d at byte %d", ErrUnsupported, v, at)
 	}
 	return nil
+}
+
+// The first bytes of the long (typed function reference) forms of a
+// reference type: (ref null ht) and (ref ht).
+const (
+	refNullable    = 0x63
+	refNonNullable = 0x64
+)
+
+// valType reads a value type: one byte, a number, vector or reference
+// type of WebAssembly 2.0. The long forms are refused with ErrTypedRef:
+// wazero v1.12's validator and compilers do not read them alike.
+func valType(r *reader) (byte, error) {
+	at := r.pos
+	b, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	switch b {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+		return b, nil
+	case refNullable, refNonNullable:
+		return 0, fmt.Errorf("%w: value type at byte %d", ErrTypedRef, at)
+	}
+	return 0, fmt.Errorf("%w: value type %#x at byte %d", ErrUnsupported, b, at)
+}
+
+// refType reads a reference type (funcref or externref), also ref.null's
+// heap type.
+func refType(r *reader) (byte, error) {
+	at := r.pos
+	b, err := valType(r)
+	if err != nil {
+		return 0, err
+	}
+	if b != 0x70 && b != 0x6f {
+		return 0, fmt.Errorf("%w: reference type %#x at byte %d", ErrUnsupported, b, at)
+	}
+	return b, nil
 }
 
 func memarg(r *reader) error {
@@ -346,14 +399,23 @@ func decodeMisc(r *reader, in *inst) error {
 	return fmt.Errorf("%w: 0xfc %d at byte %d", ErrUnsupported, sub, in.pos)
 }
 
+// decodeSIMD reads the sub-opcode as wazero v1.12 does: one byte, not the
+// LEB128 the spec says. A byte with its high bit set starts a longer
+// LEB128 to a spec reader (fd 8c 00 is v128.const to one, i16x8.shr_s
+// then unreachable to wazero), so the meter refuses it (the module then
+// runs with wazero's own checks, which read it as wazero's compilers do):
+// every reading of what the meter accepts agrees.
 func decodeSIMD(r *reader, in *inst) error {
-	sub, err := r.u32()
+	b, err := r.byte()
 	if err != nil {
 		return err
 	}
+	sub := uint32(b)
 	in.sub = sub
 	switch {
-	case sub > 0xff || simdInvalid[sub]:
+	case b >= 0x80 && !r.wazeroSIMD:
+		return fmt.Errorf("%w: 0xfd %#x at byte %d: a sub-opcode wazero and the spec read differently", ErrUnsupported, b, in.pos)
+	case simdInvalid[sub]:
 		return fmt.Errorf("%w: 0xfd %d at byte %d", ErrUnsupported, sub, in.pos)
 	case sub <= 0x0b || sub == 0x5c || sub == 0x5d: // loads, store, load-zero
 		return memarg(r)

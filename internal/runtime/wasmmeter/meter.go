@@ -53,6 +53,11 @@ var (
 	// ErrUnmetered: Verify found code that could run unchecked or touch
 	// the meter's own state.
 	ErrUnmetered = errors.New("wasmmeter: module not metered")
+	// ErrTypedRef: the module uses a typed function reference form (0x63
+	// or 0x64) somewhere; wazero v1.12's validator and compilers read
+	// those differently (its compiler can even panic), so no such module
+	// is accepted. See Screen.
+	ErrTypedRef = errors.New("wasmmeter: typed function references are not accepted")
 )
 
 const (
@@ -189,6 +194,9 @@ func (w *rewriter) fuel() uint32 { return w.importedGlobals + w.definedGlobals }
 // Instrument returns module metered as the package comment describes. The
 // module must have been validated by wazero (see the package comment).
 func Instrument(module []byte) ([]byte, error) {
+	if err := Screen(module); err != nil {
+		return nil, err
+	}
 	secs, err := sections(module)
 	if err != nil {
 		return nil, err
@@ -396,11 +404,14 @@ func (w *rewriter) globals(p []byte) ([]byte, error) {
 	}
 	var body []byte
 	for range n {
-		t, err := r.bytes(2) // value type, mutability
-		if err != nil {
+		at := r.pos
+		if _, err := valType(r); err != nil {
 			return nil, err
 		}
-		body = append(body, t...)
+		if mut, err := r.byte(); err != nil || mut > 1 {
+			return nil, fmt.Errorf("%w: global mutability", ErrMalformed)
+		}
+		body = append(body, r.b[at:r.pos]...)
 		if body, err = w.constExpr(r, body); err != nil {
 			return nil, err
 		}
@@ -562,10 +573,13 @@ func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 			out = appendBulkCharge(out, fuel, w.importedFuncs, uint32(scratch))
 		}
 		out = w.emitInst(out, b, &in)
-		if in.op == opCall && in.idx < w.importedFuncs {
+		if in.op == opCall && in.idx < w.importedFuncs || in.op == opCallIndirect {
 			// A host call may take a while (a guest sleep, an http
 			// request): empty the fuel so the check after it ticks and
-			// the host sees the deadline at once.
+			// the host sees the deadline at once. call_indirect gets the
+			// same, in case a host function ever reached a table despite
+			// the refusals (defence in depth: it costs one tick per
+			// indirect call's return at most).
 			out = append(out, opI32Const, 0, opGlobalSet)
 			out = appendU32(out, fuel)
 		}
@@ -585,7 +599,7 @@ func readLocals(r *reader) (groups uint32, locals uint64, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		if _, err := r.byte(); err != nil {
+		if _, err := valType(r); err != nil {
 			return 0, 0, err
 		}
 		locals += uint64(n)
@@ -651,7 +665,7 @@ func skipLocals(r *reader) error {
 		if _, err := r.u32(); err != nil {
 			return err
 		}
-		if _, err := r.byte(); err != nil {
+		if _, err := valType(r); err != nil {
 			return err
 		}
 	}

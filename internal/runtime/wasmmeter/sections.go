@@ -69,8 +69,8 @@ func (w *rewriter) elements(p []byte) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if flags&3 != 0 { // element kind (0-3) or reference type (4-7)
-			k, err := r.byte()
+		if flags&3 != 0 { // element kind (1-3) or reference type (5-7)
+			k, err := elemKind(r, flags)
 			if err != nil {
 				return nil, err
 			}
@@ -105,6 +105,22 @@ func (w *rewriter) elements(p []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: bytes after the element segments", ErrMalformed)
 	}
 	return out, nil
+}
+
+// elemKind reads the element kind (flags 1-3: 0x00, funcref) or the
+// reference type (flags 5-7) of an element segment. The long forms (0x63,
+// 0x64 and a heap type) are refused: the meter and wazero would read a
+// different number of bytes.
+func elemKind(r *reader, flags uint32) (byte, error) {
+	if flags&4 != 0 {
+		return refType(r)
+	}
+	at := r.pos
+	k, err := r.byte()
+	if err == nil && k != 0 {
+		err = fmt.Errorf("%w: element kind %#x at byte %d", ErrUnsupported, k, at)
+	}
+	return k, err
 }
 
 // custom shifts the name section's function indices (module, function

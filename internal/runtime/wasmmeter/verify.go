@@ -19,8 +19,12 @@ type verifier struct {
 // boundedness argument needs:
 //   - exactly one import from ImportModule: ImportName, a function
 //     () -> i32, and the last global is a mutable i32 (the fuel);
+//   - the module passes Screen (every byte read as wazero reads it, no
+//     typed function reference form anywhere);
 //   - each body starts with a check, and one immediately follows every
 //     loop instruction and every call and call_indirect;
+//   - every call of an imported function and every call_indirect is
+//     immediately followed by emptying the fuel;
 //   - every check charges at least the longest walk (fall-throughs and
 //     forward jumps: br, br_if, br_table to a block or if, an if's false
 //     edge, a then-arm reaching else) from it to the next check or the
@@ -34,6 +38,9 @@ type verifier struct {
 // It does not validate the module otherwise (wazero does that when the
 // module is compiled).
 func Verify(module []byte) error {
+	if err := Screen(module); err != nil {
+		return err
+	}
 	secs, err := sections(module)
 	if err != nil {
 		return err
@@ -268,7 +275,7 @@ func (v *verifier) elements(r *reader) error {
 			}
 		}
 		if flags&3 != 0 {
-			if _, err := r.byte(); err != nil {
+			if _, err := elemKind(r, flags); err != nil {
 				return err
 			}
 		}
@@ -373,7 +380,7 @@ func (v *verifier) body(b []byte) error {
 		if err := s.add(i, &in); err != nil {
 			return err
 		}
-		pendingZero = in.op == opCall && in.idx < v.hostFuncs
+		pendingZero = in.op == opCall && in.idx < v.hostFuncs || in.op == opCallIndirect
 		i++
 	}
 	f, err := s.finish()

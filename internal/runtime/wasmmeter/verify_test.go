@@ -122,6 +122,8 @@ func TestInstrumentRefusesUnknown(t *testing.T) {
 		"atomic fence":       {0xfe, 0x03, 0x00},
 		"unassigned simd":    {0xfd, 0x9a, 0x01},
 		"relaxed simd":       {0xfd, 0x80, 0x02},
+		"simd high-bit byte": {0xfd, 0x8c, 0x01},
+		"simd as wazero":     {0xfd, 0x8c, 0x00},
 		"unassigned 0xfc":    {0xfc, 0x12},
 		"unassigned opcode":  {0x27},
 		"multi-memory load":  {0x41, 0x00, 0x28, 0x42, 0x00, 0x00, 0x1a},
@@ -173,7 +175,10 @@ func TestBulkOperationsCharged(t *testing.T) {
 
 // FuzzInstrument: Instrument never panics; on a module wazero accepts it
 // either refuses with a typed error or produces a module wazero accepts
-// and Verify passes.
+// and Verify passes, and whose exported functions, run without wazero's
+// loop checks under a 50 ms deadline, all stop (runBounded): Verify
+// shares Instrument's decoder, so only running the module under wazero's
+// own reading can catch a decoder that reads bytes differently.
 func FuzzInstrument(f *testing.F) {
 	f.Add(sumModule().build())
 	f.Add(tamperModule().build())
@@ -189,13 +194,15 @@ func FuzzInstrument(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	f.Add(hiddenLoopModule().build())
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	f.Cleanup(func() { _ = rt.Close(ctx) })
+	mrt := deadlineRuntime(f)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		out, err := Instrument(wasm)
 		if err != nil {
-			if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrMalformed) {
+			if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrTypedRef) {
 				t.Fatalf("untyped error: %v", err)
 			}
 			return
@@ -215,5 +222,8 @@ func FuzzInstrument(f *testing.F) {
 			t.Fatalf("wazero refuses the instrumented module: %v", err)
 		}
 		_ = cm.Close(ctx)
+		if len(wasm) < 1<<16 { // not the engine: its exports want a host
+			runBounded(t, mrt, out)
+		}
 	})
 }

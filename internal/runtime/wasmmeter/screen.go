@@ -1,0 +1,277 @@
+package wasmmeter
+
+import "fmt"
+
+// Screen reads a whole module, every section and every instruction, the
+// way wazero v1.12 reads it, and fails unless every byte is read the same
+// way by the meter, wazero's validator and wazero's compilers. In
+// particular it refuses (ErrTypedRef) every typed function reference form
+// (a reference type starting 0x63 or 0x64: in types, imports, tables,
+// globals, element segments, locals, select t, block types, ref.null):
+// wazero's validator reads those as a type and a heap type where its
+// compilers skip a fixed number of bytes, so the code the validator
+// checked is not the code that runs, and wazevo can panic in a compile
+// worker goroutine, which no recover in the caller catches.
+//
+// Screen is conservative: anything it cannot read (ErrMalformed,
+// ErrUnsupported) is refused too, so it must run, and pass, before any
+// wazero compilation of untrusted bytes, metered or not. It only reads:
+// validation (types, indices, stack shapes) is left to wazero. Unlike the
+// meter it reads a SIMD sub-opcode byte with its high bit set as wazero
+// does (see decodeSIMD): wazero's validator and compilers agree on it, so
+// such a module is only unmeterable, not refused.
+func Screen(module []byte) error {
+	secs, err := sections(module)
+	if err != nil {
+		return err
+	}
+	for _, s := range secs {
+		r := &reader{b: s.payload}
+		if err := screenSection(r, s.id); err != nil {
+			return fmt.Errorf("section %d: %w", s.id, err)
+		}
+		if s.id != secCustom && !r.done() {
+			return fmt.Errorf("%w: bytes after section %d", ErrMalformed, s.id)
+		}
+	}
+	return nil
+}
+
+// Section ids Screen reads that the rewriter passes through.
+const (
+	secTable     = 4
+	secMemory    = 5
+	secData      = 11
+	secDataCount = 12
+)
+
+func screenSection(r *reader, id byte) error {
+	switch id {
+	case secCustom, secStart, secDataCount:
+		// A custom section holds no code wazero runs; start and data
+		// count are one u32 (the caller checks nothing follows).
+		if id != secCustom {
+			_, err := r.u32()
+			return err
+		}
+		return nil
+	case secTag:
+		return fmt.Errorf("%w: exception tags", ErrUnsupported)
+	}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if uint64(n) > uint64(len(r.b)) { // every entry takes a byte
+		return fmt.Errorf("%w: %d entries in %d bytes", ErrMalformed, n, len(r.b))
+	}
+	each := map[byte]func(*reader) error{
+		secType:     screenFuncType,
+		secImport:   screenImport,
+		secFunction: func(r *reader) error { _, err := r.u32(); return err },
+		secTable:    screenTable,
+		secMemory:   limits,
+		secGlobal:   screenGlobal,
+		secExport:   screenExport,
+		secElement:  screenElement,
+		secCode:     screenBody,
+		secData:     screenData,
+	}[id]
+	if each == nil {
+		return fmt.Errorf("%w: unknown section", ErrMalformed)
+	}
+	for range n {
+		if err := each(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func screenFuncType(r *reader) error {
+	if form, err := r.byte(); err != nil || form != 0x60 {
+		return fmt.Errorf("%w: type form (only functions)", ErrUnsupported)
+	}
+	for range 2 { // parameters, results
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		for range n {
+			if _, err := valType(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func screenImport(r *reader) error {
+	for range 2 {
+		if _, err := r.name(); err != nil {
+			return err
+		}
+	}
+	kind, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case 0:
+		_, err = r.u32()
+	case 1:
+		err = screenTable(r)
+	case 2:
+		err = limits(r)
+	case 3:
+		err = screenGlobalType(r)
+	default:
+		err = fmt.Errorf("%w: import kind %d", ErrUnsupported, kind)
+	}
+	return err
+}
+
+func screenTable(r *reader) error {
+	if _, err := refType(r); err != nil {
+		return err
+	}
+	return limits(r)
+}
+
+func screenGlobalType(r *reader) error {
+	if _, err := valType(r); err != nil {
+		return err
+	}
+	if mut, err := r.byte(); err != nil || mut > 1 {
+		return fmt.Errorf("%w: global mutability", ErrMalformed)
+	}
+	return nil
+}
+
+func screenGlobal(r *reader) error {
+	if err := screenGlobalType(r); err != nil {
+		return err
+	}
+	return screenExpr(r)
+}
+
+func screenExport(r *reader) error {
+	if _, err := r.name(); err != nil {
+		return err
+	}
+	if _, err := r.byte(); err != nil {
+		return err
+	}
+	_, err := r.u32()
+	return err
+}
+
+// screenExpr reads a constant expression up to its end.
+func screenExpr(r *reader) error {
+	var in inst
+	for {
+		if err := decodeInst(r, &in); err != nil {
+			return err
+		}
+		switch in.op {
+		case opEnd:
+			return nil
+		case opBlock, opLoop, opIf, opElse:
+			return fmt.Errorf("%w: control instruction in a constant expression", ErrMalformed)
+		}
+	}
+}
+
+func screenElement(r *reader) error {
+	flags, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if flags > 7 {
+		return fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+	}
+	if flags&2 != 0 && flags&1 == 0 { // explicit table index
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+	}
+	if flags&1 == 0 { // active: offset
+		if err := screenExpr(r); err != nil {
+			return err
+		}
+	}
+	if flags&3 != 0 {
+		if _, err := elemKind(r, flags); err != nil {
+			return err
+		}
+	}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if uint64(n) > uint64(len(r.b)-r.pos) {
+		return fmt.Errorf("%w: %d elements in %d bytes", ErrMalformed, n, len(r.b)-r.pos)
+	}
+	for range n {
+		if flags&4 != 0 {
+			err = screenExpr(r)
+		} else {
+			_, err = r.u32()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// screenBody reads one code entry: its size, locals and instructions,
+// which must end exactly at the size.
+func screenBody(r *reader) error {
+	size, err := r.u32()
+	if err != nil {
+		return err
+	}
+	b, err := r.bytes(size)
+	if err != nil {
+		return err
+	}
+	br := &reader{b: b, wazeroSIMD: true}
+	if err := skipLocals(br); err != nil {
+		return err
+	}
+	var in inst
+	for !br.done() {
+		if err := decodeInst(br, &in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func screenData(r *reader) error {
+	flags, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch flags {
+	case 0:
+		err = screenExpr(r)
+	case 1:
+	case 2:
+		if _, err = r.u32(); err == nil {
+			err = screenExpr(r)
+		}
+	default:
+		err = fmt.Errorf("%w: data segment flags %d", ErrMalformed, flags)
+	}
+	if err != nil {
+		return err
+	}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	_, err = r.bytes(n)
+	return err
+}
