@@ -27,6 +27,12 @@
 // length (see appendBulkCharge). See docs/decisions.md "Guests are
 // metered, not checked at every loop" for the whole argument.
 //
+// Everything rests on the meter reading every byte as wazero v1.12 reads
+// it (decoder agreement): Screen reads a whole module that way and
+// refuses what wazero's validator and compilers read differently (typed
+// function references, ErrTypedRef); the sandbox runs it before any
+// wazero compilation, and Instrument and Verify run it too.
+//
 // Verify re-derives those facts from an instrumented module alone and
 // fails unless they hold. Instrument refuses (ErrUnsupported, ErrMalformed)
 // anything it cannot rewrite exactly; the caller then runs the module with
