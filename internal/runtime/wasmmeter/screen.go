@@ -80,9 +80,9 @@ func screenSection(r *reader, id byte) error {
 	if each == nil {
 		return fmt.Errorf("%w: unknown section", ErrMalformed)
 	}
-	for range n {
+	for i := range n {
 		if err := each(r); err != nil {
-			return err
+			return fmt.Errorf("entry %d: %w", i, err)
 		}
 	}
 	return nil
