@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
 )
 
@@ -237,7 +238,7 @@ func TestUnmeterableFallsBackToChecks(t *testing.T) {
 	checkNoLeaks(t)
 	ctx := context.Background()
 	var logged strings.Builder
-	h, err := New(ctx, Config{CacheDir: testCacheDir, Spares: -1,
+	h, err := New(ctx, Config{CacheDir: testCacheDir, Spares: -1, Meter: MeterAll,
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -307,4 +308,46 @@ func FuzzMeterGuests(f *testing.F) {
 		}
 		_ = cm.Close(ctx)
 	})
+}
+
+// TestDefaultMetersOnlyTheEngine: a host built with the zero Config meters
+// the engine embedded in the binary and nothing else. An uploaded module
+// is hostile bytes, so it keeps wazero's check at every loop (the meter's
+// stop rests on its reading agreeing with wazero's, which is tested on
+// modules we build); the tight loop is stopped at its deadline by that
+// check.
+func TestDefaultMetersOnlyTheEngine(t *testing.T) {
+	checkNoLeaks(t)
+	ctx := context.Background()
+	h, err := New(ctx, Config{CacheDir: testCacheDir, Spares: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	for _, b := range [][]byte{enginewasm.Wasm, enginewasm.Module()} {
+		m, err := h.Module(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Metered {
+			t.Errorf("engine %s not metered", m.Digest[:12])
+		}
+	}
+	m, err := h.Module(ctx, meterGuestWasm(meterHostiles["tight-loop"], false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Metered {
+		t.Fatal("an uploaded module is metered by default")
+	}
+	tn := h.Tenant(t.Name(), TenantSpec{Module: m, Limits: Limits{CallTimeout: 100 * time.Millisecond}})
+	defer tn.Close()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := tn.Ping(cctx, []byte("hostile")); !errors.Is(err, ErrDeadline) || cctx.Err() != nil {
+		t.Fatalf("err = %v, want ErrDeadline from the 100 ms call timeout", err)
+	}
+	if s := h.Stats(); s.Metered != 2 || s.Checked != 1 {
+		t.Errorf("stats %+v, want the two engines metered and the guest checked", s)
+	}
 }

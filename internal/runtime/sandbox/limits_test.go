@@ -59,6 +59,9 @@ func newTestHost(t testing.TB, cfg Config) (*Host, *Module) {
 	t.Helper()
 	ctx := context.Background()
 	cfg.CacheDir = testCacheDir
+	if cfg.Meter == nil {
+		cfg.Meter = MeterAll // the hostile guests run metered, to test the meter
+	}
 	h, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

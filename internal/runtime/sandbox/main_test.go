@@ -57,7 +57,7 @@ func run(m *testing.M) int {
 	}
 
 	ctx := context.Background()
-	testHost, err = New(ctx, Config{CacheDir: testCacheDir})
+	testHost, err = New(ctx, Config{CacheDir: testCacheDir, Meter: MeterAll})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -21,7 +21,7 @@ import (
 // wall figure includes time the thread waited for a core.
 func BenchmarkMeterTick(b *testing.B) {
 	ctx := context.Background()
-	h, err := New(ctx, Config{CacheDir: testCacheDir})
+	h, err := New(ctx, Config{CacheDir: testCacheDir, Meter: MeterAll})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -69,6 +69,13 @@ type Config struct {
 	// Logger receives the host's own events (a pool quarantined for
 	// spinning to its deadline); nil discards them.
 	Logger *slog.Logger
+	// Meter says, by the sha256 (hex) of a module's bytes, whether it may
+	// run metered (meter.go) instead of with wazero's check at every loop.
+	// The meter stops a guest only if its reading of the bytes agrees with
+	// wazero's; that is tested on the modules we build, not proven for
+	// every hostile module, so only modules the operator trusts belong
+	// here. Nil means TrustedEngine: the engine embedded in this binary.
+	Meter func(digest string) bool
 
 	// noLoopChecks turns wazero's termination checks off. Only the
 	// loop-check experiment (loopcheck_bench_test.go) sets it: without the
@@ -111,6 +118,7 @@ type Host struct {
 	// metered modules (meter.go) and vrt, an interpreter, only validates
 	// their original bytes; both nil when metering is off.
 	mrt, vrt   wazero.Runtime
+	trusted    func(digest string) bool
 	meterTicks atomic.Uint64
 
 	// Global instance cap: live counts tenant instances; capWaiters is
@@ -189,6 +197,10 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		h.obs = NopObserver{}
 	}
 	h.log, h.noQuar = cfg.Logger, cfg.noQuarantine
+	h.trusted = cfg.Meter
+	if h.trusted == nil {
+		h.trusted = TrustedEngine
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
