@@ -162,19 +162,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	ceiling = pages * wasmPage
 
-	var rc wazero.RuntimeConfig
-	switch runtime.GOARCH {
-	case "amd64", "arm64":
-		rc = wazero.NewRuntimeConfigCompiler()
-	default:
-		// wazero's compiler targets amd64 and arm64 only; elsewhere the
-		// interpreter keeps plasmd working, just slower.
-		rc = wazero.NewRuntimeConfig()
-	}
-	// CloseOnContextDone makes compiled code check for cancellation, which
-	// is what turns a deadline into a stopped guest instead of a stuck one.
-	rc = rc.WithCloseOnContextDone(!cfg.noLoopChecks).WithMemoryLimitPages(uint32(pages))
-
+	rc := checkedRuntimeConfig(!cfg.noLoopChecks, pages)
 	if cfg.MaxInstances < 0 {
 		return nil, fmt.Errorf("sandbox: MaxInstances %d is negative", cfg.MaxInstances)
 	}
@@ -262,6 +250,23 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		h.bg.Go(h.refillLoop)
 	}
 	return h, nil
+}
+
+// checkedRuntimeConfig is the configuration of the runtime that runs
+// modules not metered: CloseOnContextDone makes compiled code check for
+// cancellation at every loop, which is what turns a deadline into a
+// stopped guest instead of a stuck one.
+func checkedRuntimeConfig(checks bool, pages uint64) wazero.RuntimeConfig {
+	var rc wazero.RuntimeConfig
+	switch runtime.GOARCH {
+	case "amd64", "arm64":
+		rc = wazero.NewRuntimeConfigCompiler()
+	default:
+		// wazero's compiler targets amd64 and arm64 only; elsewhere the
+		// interpreter keeps plasmd working, just slower.
+		rc = wazero.NewRuntimeConfig()
+	}
+	return rc.WithCloseOnContextDone(checks).WithMemoryLimitPages(uint32(pages))
 }
 
 // maxGuestSleep bounds one guest sleep; a guest that wants longer loops,
