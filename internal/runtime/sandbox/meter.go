@@ -109,8 +109,13 @@ var validated sync.Map // digest → struct{}
 // (Config.Meter) and it can be metered, else into the checked one, so
 // every module is one or the other.
 func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.CompiledModule, bool, error) {
-	if err := screen(wasm); err != nil {
-		return nil, false, err
+	if _, ok := screened.Load(digest); !ok {
+		if err := screen(wasm); err != nil {
+			return nil, false, err
+		}
+		if len(wasm) >= memoMinBytes {
+			screened.Store(digest, struct{}{})
+		}
 	}
 	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
 	if h.mrt != nil && h.trusted(digest) {
@@ -140,6 +145,9 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 // indices shift) and verifies the result. Instrumenting first lets the
 // cheap parser refuse garbage before wazero decodes it.
 func (h *Host) meter(ctx context.Context, digest string, wasm []byte) ([]byte, error) {
+	if out, ok := meteredBytes.Load(digest); ok {
+		return out.([]byte), nil
+	}
 	out, err := instrument(wasm)
 	if err != nil {
 		return nil, err
@@ -155,8 +163,24 @@ func (h *Host) meter(ctx context.Context, digest string, wasm []byte) ([]byte, e
 	if err := wasmmeter.Verify(out); err != nil {
 		return nil, err
 	}
+	if len(wasm) >= memoMinBytes {
+		meteredBytes.Store(digest, out)
+	}
 	return out, nil
 }
+
+// memoMinBytes is the size from which a module's screening and metering
+// are remembered for the process (by digest; the bytes decide both).
+// Rewriting and verifying the engine takes ~0.2 s, seconds under -race,
+// and every Host of a process (the server's tests make hundreds) would
+// otherwise pay it again; small modules take microseconds and are not
+// kept, so the set stays a handful of large trusted modules.
+const memoMinBytes = 1 << 20
+
+var (
+	meteredBytes sync.Map // digest → instrumented and verified bytes
+	screened     sync.Map // digest → struct{}: passed screen
+)
 
 // TrustedEngine reports whether digest is the engine embedded in this
 // binary, as bytes (enginewasm.Wasm) or as the server loads it
