@@ -22,9 +22,26 @@ func hostProcs(env string, procs int) int {
 	return procs + 1
 }
 
-// reserveHostProc applies hostProcs.
+// usableCores is GOMAXPROCS as plasmd found it: the cores Go may use,
+// which follows a container's CPU quota (runtime.NumCPU does not). Zero
+// until reserveHostProc runs (tests calling run directly).
+var usableCores int
+
+// reserveHostProc applies hostProcs, remembering the usable cores first:
+// the guest-call slots are one per usable core, not one per P.
 func reserveHostProc() {
-	if n := hostProcs(os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
+	usableCores = runtime.GOMAXPROCS(0)
+	if n := hostProcs(os.Getenv("GOMAXPROCS"), usableCores); n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
+}
+
+// runningSlots is the --max-running value plasmd passes on: 0 becomes the
+// usable cores, since GOMAXPROCS, the sandbox's own default, was raised
+// by one.
+func runningSlots(flag, cores int) int {
+	if flag == 0 && cores > 0 {
+		return cores
+	}
+	return flag
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -430,5 +431,22 @@ func TestHostCPUUse(t *testing.T) {
 	}
 	if r, w := h.CPUUse(); len(r) != 0 || len(w) != 0 {
 		t.Fatalf("after the call: running %v waiting %v", r, w)
+	}
+}
+
+// TestDefaultSlotsFollowGOMAXPROCS: with no MaxRunning the gate has one
+// slot per core Go may use (GOMAXPROCS follows a container's CPU quota),
+// not one per core of the machine (runtime.NumCPU, which ignores it).
+func TestDefaultSlotsFollowGOMAXPROCS(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1) // as under a one-core quota
+	defer runtime.GOMAXPROCS(prev)
+	ctx := context.Background()
+	h, err := New(ctx, Config{CacheDir: testCacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	if h.cpu == nil || h.cpu.slots != 1 {
+		t.Fatalf("default gate = %+v, want 1 slot", h.cpu)
 	}
 }

@@ -63,8 +63,10 @@ type Config struct {
 	// them.
 	Observer Observer
 	// MaxRunning bounds guest calls running at once across all tenants,
-	// shared fairly among them (cpu.go). Zero means one per core
-	// (runtime.NumCPU); negative means no bound.
+	// shared fairly among them (cpu.go). Zero means one per usable core:
+	// Go's GOMAXPROCS, which follows a container's CPU quota where
+	// runtime.NumCPU counts every core of the machine; negative means no
+	// bound.
 	MaxRunning int
 	// Logger receives the host's own events (a pool quarantined for
 	// spinning to its deadline); nil discards them.
@@ -168,7 +170,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	running := cfg.MaxRunning
 	if running == 0 {
-		running = runtime.NumCPU()
+		running = runtime.GOMAXPROCS(0)
 	}
 	h := &Host{
 		cpu:      newCPUGate(running),
