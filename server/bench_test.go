@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/guest/abi"
@@ -91,16 +93,7 @@ func BenchmarkPlanNativeScratch(b *testing.B) {
 func BenchmarkPlanSandboxed(b *testing.B) {
 	req, cats := planRequest(b)
 	ctx := context.Background()
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer host.Close(ctx)
-	mod, err := host.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tn := sandbox.NewEngine(host.Tenant("bench", sandbox.TenantSpec{Module: mod, Loads: sandbox.CatalogLoads(cats), Limits: sandbox.DefaultLimits()}))
+	tn := benchEngine(b, cats)
 	if _, err := tn.Plan(ctx, req); err != nil { // warm: instance created, catalogs loaded
 		b.Fatal(err)
 	}
@@ -121,16 +114,7 @@ func BenchmarkPlanSandboxed(b *testing.B) {
 func BenchmarkPlanSandboxedSession(b *testing.B) {
 	req, cats := planRequest(b)
 	ctx := context.Background()
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer host.Close(ctx)
-	mod, err := host.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tn := sandbox.NewEngine(host.Tenant("bench", sandbox.TenantSpec{Module: mod, Loads: sandbox.CatalogLoads(cats), Limits: sandbox.DefaultLimits()}))
+	tn := benchEngine(b, cats)
 	sym, err := sandbox.EncodeSymbols(req.Symbols)
 	if err != nil {
 		b.Fatal(err)
@@ -147,6 +131,91 @@ func BenchmarkPlanSandboxedSession(b *testing.B) {
 		}
 	}
 	reportCPU(b, c0)
+}
+
+// benchEngine is a tenant of a host of its own running the embedded
+// engine over cats, closed when the benchmark ends.
+func benchEngine(b *testing.B, cats []*catalog.Catalog) *sandbox.Engine {
+	ctx := context.Background()
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { host.Close(ctx) })
+	mod, err := host.Module(ctx, enginewasm.Wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sandbox.NewEngine(host.Tenant("bench", sandbox.TenantSpec{Module: mod, Loads: sandbox.CatalogLoads(cats), Limits: sandbox.DefaultLimits()}))
+}
+
+// BenchmarkPlanInterleaved plans benchProgram three ways in every
+// iteration, back to back: natively (one-off lang.Plan), natively through
+// a reused lang.Scratch (the guest's own code path), and in the sandbox
+// the way a session plans (PlanWith). The separate benchmarks above run
+// minutes apart, and on a shared machine their ratio moves with whatever
+// else runs; here the three see the same moment, and the reported figures
+// are medians of per-iteration wall times and of per-iteration ratios, so
+// a burst of load shifts all three together rather than the ratio.
+// ns/op is the three plans together; read the µs and x- metrics.
+func BenchmarkPlanInterleaved(b *testing.B) {
+	req, cats := planRequest(b)
+	ctx := context.Background()
+	tn := benchEngine(b, cats)
+	sym, err := sandbox.EncodeSymbols(req.Symbols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := &abi.PlanRequest{Program: req.Program, Entries: req.Entries}
+	if _, err := tn.PlanWith(ctx, bare, sym); err != nil { // warm: instance, catalogs and map loaded
+		b.Fatal(err)
+	}
+	byID := map[string]*catalog.Catalog{}
+	for _, c := range cats {
+		c.Freeze()
+		byID[c.EntryID] = c
+	}
+	var s lang.Scratch
+	timed := func(f func() error) time.Duration {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	var native, scratch, boxed, xNative, xScratch []float64
+	for b.Loop() {
+		// lang's planners return *abi.Error: test it before it becomes an error.
+		n := timed(func() error {
+			if _, err := lang.Plan(req, byID); err != nil {
+				return err
+			}
+			return nil
+		})
+		sc := timed(func() error {
+			if _, err := s.Plan(req, byID); err != nil {
+				return err
+			}
+			return nil
+		})
+		sb := timed(func() error { _, err := tn.PlanWith(ctx, bare, sym); return err })
+		native, scratch, boxed = append(native, n.Seconds()), append(scratch, sc.Seconds()), append(boxed, sb.Seconds())
+		xNative, xScratch = append(xNative, float64(sb)/float64(n)), append(xScratch, float64(sb)/float64(sc))
+	}
+	b.ReportMetric(median(native)*1e6, "native-µs")
+	b.ReportMetric(median(scratch)*1e6, "scratch-µs")
+	b.ReportMetric(median(boxed)*1e6, "sandbox-µs")
+	b.ReportMetric(median(xNative), "x-native")
+	b.ReportMetric(median(xScratch), "x-scratch")
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // BenchmarkRunGet is an HTTP run of a get through plasmd (plan in the
