@@ -57,6 +57,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building the Extism guest:", err)
 		return 1
 	}
+	if goworkWasm, err = buildGuest(dir, "gowork"); err != nil {
+		fmt.Fprintln(os.Stderr, "building the Go workloads guest:", err)
+		return 1
+	}
 	pingWasm, err := buildGuest(dir, "plasmdping")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the trivial plasmd guest:", err)

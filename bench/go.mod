@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/extism/go-sdk v1.7.1
 	github.com/plasmd/plasmd v0.0.0
+	github.com/tetratelabs/wazero v1.12.0
 )
 
 require (
@@ -12,8 +13,8 @@ require (
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20240805132620-81f5be970eca // indirect
 	github.com/tetratelabs/wabin v0.0.0-20230304001439-f6f874872834 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
-	go.opentelemetry.io/proto/otlp v1.3.1 // indirect
+	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
