@@ -113,6 +113,20 @@ func BenchmarkPlanSandboxed(b *testing.B) {
 // every call.
 func BenchmarkPlanSandboxedSession(b *testing.B) {
 	req, cats := planRequest(b)
+	plan := sessionPlanner(b, req, cats)
+	b.ReportAllocs()
+	c0 := processCPU()
+	for b.Loop() {
+		if err := plan(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, c0)
+}
+
+// sessionPlanner returns a call planning req in a warm sandbox tenant the
+// way a session does: the symbol map encoded once and named by digest.
+func sessionPlanner(b *testing.B, req *abi.PlanRequest, cats []*catalog.Catalog) func() error {
 	ctx := context.Background()
 	tn := benchEngine(b, cats)
 	sym, err := sandbox.EncodeSymbols(req.Symbols)
@@ -120,17 +134,11 @@ func BenchmarkPlanSandboxedSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	bare := &abi.PlanRequest{Program: req.Program, Entries: req.Entries}
-	if _, err := tn.PlanWith(ctx, bare, sym); err != nil { // warm: instance created, catalogs and map loaded
+	plan := func() error { _, err := tn.PlanWith(ctx, bare, sym); return err }
+	if err := plan(); err != nil { // warm: instance created, catalogs and map loaded
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	c0 := processCPU()
-	for b.Loop() {
-		if _, err := tn.PlanWith(ctx, bare, sym); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, c0)
+	return plan
 }
 
 // benchEngine is a tenant of a host of its own running the embedded
@@ -160,16 +168,7 @@ func benchEngine(b *testing.B, cats []*catalog.Catalog) *sandbox.Engine {
 // ns/op is the three plans together; read the µs and x- metrics.
 func BenchmarkPlanInterleaved(b *testing.B) {
 	req, cats := planRequest(b)
-	ctx := context.Background()
-	tn := benchEngine(b, cats)
-	sym, err := sandbox.EncodeSymbols(req.Symbols)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bare := &abi.PlanRequest{Program: req.Program, Entries: req.Entries}
-	if _, err := tn.PlanWith(ctx, bare, sym); err != nil { // warm: instance, catalogs and map loaded
-		b.Fatal(err)
-	}
+	plan := sessionPlanner(b, req, cats)
 	byID := map[string]*catalog.Catalog{}
 	for _, c := range cats {
 		c.Freeze()
@@ -198,7 +197,7 @@ func BenchmarkPlanInterleaved(b *testing.B) {
 			}
 			return nil
 		})
-		sb := timed(func() error { _, err := tn.PlanWith(ctx, bare, sym); return err })
+		sb := timed(plan)
 		native, scratch, boxed = append(native, n.Seconds()), append(scratch, sc.Seconds()), append(boxed, sb.Seconds())
 		xNative, xScratch = append(xNative, float64(sb)/float64(n)), append(xScratch, float64(sb)/float64(sc))
 	}
