@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +25,13 @@ import (
 // newVendorFixture serves the demo (with its vendor modules) plus extra
 // catalogs and module bytes, with the given ledger signing key.
 func newVendorFixture(t *testing.T, signingKey string, extra func(ledger *catalog.Catalog) ([]*catalog.Catalog, map[string][]byte)) *fixture {
+	t.Helper()
+	return newVendorFixtureWith(t, signingKey, extra, nil)
+}
+
+// newVendorFixtureWith is newVendorFixture with tweak applied to the
+// server's configuration (nil: none).
+func newVendorFixtureWith(t *testing.T, signingKey string, extra func(ledger *catalog.Catalog) ([]*catalog.Catalog, map[string][]byte), tweak func(*server.Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	backend, err := demo.Start(ctx, demo.Options{})
@@ -55,7 +63,11 @@ func newVendorFixture(t *testing.T, signingKey string, extra func(ledger *catalo
 	if signingKey != "" {
 		secrets[demo.LedgerSigningKeyEnv] = signingKey
 	}
-	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: tenant.Bind(secrets, bindings), Modules: modules, Limits: patientLimits()}, cats)
+	cfg := server.Config{CacheDir: testCacheDir(), AnonymousSecrets: tenant.Bind(secrets, bindings), Modules: modules, Limits: patientLimits()}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	app, err := server.New(ctx, cfg, cats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +114,28 @@ func TestVendorModuleLedger(t *testing.T) {
 	h := f.do(t, "GET", "/v1/health", "", "").json(t)
 	if refused, _ := h["refused"].([]any); len(refused) != 0 {
 		t.Fatalf("demo catalogs refused: %v", refused)
+	}
+}
+
+// TestVendorModuleMetered: a vendor module the operator trusts by digest
+// runs metered beside the engine and answers as it does checked.
+func TestVendorModuleMetered(t *testing.T) {
+	wasm, err := fs.ReadFile(demo.Catalogs, "catalogs/ledger/module.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(wasm)
+	f := newVendorFixtureWith(t, "", nil, func(c *server.Config) { c.MeteredModules = []string{hex.EncodeToString(sum[:])} })
+	path := f.open(t, "ledger", "Account")
+	got := rows(t, f.runJSON(t, path, `Account("acc-2")`)[0])
+	if len(got) != 1 || got[0]["name"] != "Payroll" {
+		t.Fatalf("account get through the metered module: %v", got)
+	}
+	m := f.do(t, "GET", "/metrics", "", "").body
+	for _, want := range []string{`plasmd_sandbox_modules{mode="metered"} 2`, `plasmd_sandbox_modules{mode="checked"} 0`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
 

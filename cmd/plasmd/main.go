@@ -102,6 +102,7 @@ type common struct {
 	envAllow    multiFlag
 	allowPriv   multiFlag
 	maxRunning  int
+	metered     multiFlag
 }
 
 type multiFlag []string
@@ -119,6 +120,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
 	fs.Var(&c.envAllow, "env-allow", "with auth off, also read this environment variable: NAME for a catalog auth block that names it (PLASMD_* names need no flag), or NAME=catalog[,catalog] for any use those catalogs declare (repeatable)")
 	fs.IntVar(&c.maxRunning, "max-running", 0, "guest calls running at once across all tenants, shared fairly among them (0 = one per usable core: GOMAXPROCS as Go sets it, which follows a CPU quota; -1 = no bound)")
+	fs.Var(&c.metered, "metered-module", "run the vendor module whose sha256 (as `plasmd module check` prints it) is this metered, like the engine: 2-3x faster guest code, for modules you trust as much as your own code (repeatable)")
 	fs.Var(&c.allowPriv, "egress-allow-private", "let catalogs' host names resolve into this range of the host's own networks (loopback, private, CGNAT, unique-local), e.g. 10.0.0.0/8 (repeatable; IP-literal origins need none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
@@ -198,7 +200,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 	}
 	app, err := server.New(ctx, server.Config{
 		SessionIdleTTL: c.idleTTL, CacheDir: resolveCacheDir(c.cacheDir, log), Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
-		MaxInstances: c.maxInst, Spares: c.spares, MaxRunning: runningSlots(c.maxRunning, usableCores),
+		MaxInstances: c.maxInst, Spares: c.spares, MaxRunning: runningSlots(c.maxRunning, usableCores), MeteredModules: c.metered,
 		AnonymousSecrets: secrets, AnonymousEnv: env, Logger: log, Modules: modules, TracerProvider: tp,
 		CredentialsFile: c.credentials, AuditFile: c.auditLog,
 		EgressAllowPrivate: allowPriv,

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,5 +173,29 @@ func TestRunCommand(t *testing.T) {
 	}
 	if code := run([]string{"run", "--demo", "Issue"}, &out, &errb); code != 2 {
 		t.Fatalf("run without seeds: code %d", code)
+	}
+}
+
+// TestRunMeteredModule: the demo's vendor module, trusted by its digest,
+// runs metered and answers as before; a malformed digest stops start-up.
+func TestRunMeteredModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo; skipped with -short")
+	}
+	b, err := os.ReadFile("../../demo/catalogs/ledger/module.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--metered-module", hex.EncodeToString(sum[:]), "--seed", "ledger:Account", `Account("acc-2")[id,name]`}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "Payroll") {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"run", "--demo", "--cache-dir", testCacheDir(), "--metered-module", "ledger", "--seed", "ledger:Account", `Account("acc-2")`}, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "not a sha256 digest") {
+		t.Fatalf("malformed digest: code %d stderr %q", code, errb.String())
 	}
 }

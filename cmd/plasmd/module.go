@@ -67,6 +67,11 @@ func checkModule(ctx context.Context, host *sandbox.Host, path string, stdout, s
 		return false
 	}
 	fmt.Fprintf(stdout, "%s\n  sha256: %s\n", path, ins.Digest)
+	if err := host.MeterCheck(ctx, wasm); err != nil {
+		fmt.Fprintf(stdout, "  metered: cannot be (%v); runs with wazero's loop checks\n", err)
+	} else {
+		fmt.Fprintf(stdout, "  metered: can be, if you trust it: serve --metered-module %s\n", ins.Digest)
+	}
 	if ins.HasABIVersion {
 		fmt.Fprintf(stdout, "  abi version: %d (host speaks %d)\n", ins.ABIVersion, abi.Version)
 	} else {

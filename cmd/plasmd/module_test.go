@@ -39,7 +39,8 @@ func TestModuleCheck(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"committed module", signer, 0, []string{"sha256: " + hex.EncodeToString(sum[:]), "abi version: 1", "hooks: [prepare_request decode_response]", "plasm.hmac_sha256 (i32,i32,i32,i32,i32)->(i32)", "  ok"}},
+		{"committed module", signer, 0, []string{"sha256: " + hex.EncodeToString(sum[:]), "abi version: 1", "hooks: [prepare_request decode_response]", "plasm.hmac_sha256 (i32,i32,i32,i32,i32)->(i32)", "  ok",
+			"metered: can be, if you trust it: serve --metered-module " + hex.EncodeToString(sum[:])}},
 		{"wrong abi version", build("badversion"), 1, []string{"problems:", "plasm_abi_version returned 99"}},
 		{"missing alloc", build("noalloc"), 1, []string{"problems:", "missing export plasm_alloc", "abi version: unknown"}},
 	}
