@@ -377,7 +377,8 @@ func indexOf(b, sub []byte) int {
 }
 
 // BenchmarkScreen: the extra read of a module before any compilation,
-// against Instrument (which includes one) on the same module.
+// against Instrument (which includes one) on the same module, and Verify
+// (which includes one) on Instrument's result.
 func BenchmarkScreen(b *testing.B) {
 	wasm := enginewasm.Module()
 	b.Run("screen", func(b *testing.B) {
@@ -392,6 +393,18 @@ func BenchmarkScreen(b *testing.B) {
 		b.SetBytes(int64(len(wasm)))
 		for range b.N {
 			if _, err := Instrument(wasm); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	metered, err := Instrument(wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("verify", func(b *testing.B) {
+		b.SetBytes(int64(len(metered)))
+		for range b.N {
+			if err := Verify(metered); err != nil {
 				b.Fatal(err)
 			}
 		}
