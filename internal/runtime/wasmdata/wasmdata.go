@@ -12,21 +12,37 @@
 // for memory 0 whose offsets are i32 constants and which do not overlap,
 // and no data count section (so no instruction names a segment by index).
 // Anything else is ErrUnsupported and the caller keeps the original bytes.
+//
+// Integers are read by wasmbin, the reader wasmmeter uses too, so both
+// accept the same encodings. The one difference is deliberate: a segment's
+// offset is read with wasmbin's S32, which refuses a value outside 32
+// bits, where the meter's Signed(5) only checks the length. Merge uses
+// the value (it re-encodes it): truncating an out-of-range one would
+// place the data elsewhere, silently. S32 follows the spec, which is
+// stricter than wazero v1.12 (it does not check the 5th byte's top bit,
+// so it takes 0x80 0x80 0x80 0x80 0x40 as 0); such a module is refused
+// here and runs unmerged, which wazero then judges. A bad integer in the
+// offset expression is ErrMalformed, like any other bad integer;
+// ErrUnsupported is kept for well-formed shapes Merge does not rewrite.
 package wasmdata
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmbin"
 )
 
-// Errors Merge returns; the module is then to be used as it is.
+// Errors Merge returns; the module is then to be used as it is. Every
+// position in their messages is a module offset ("at module byte N").
 var (
 	// ErrMalformed: the bytes are not a well-formed module as far as Merge
-	// reads them (header, section framing, data section).
-	ErrMalformed = errors.New("malformed wasm module")
+	// reads them (header, section framing, data section). It is
+	// wasmbin.ErrMalformed itself, so the shared reader's refusals are
+	// this package's.
+	ErrMalformed = wasmbin.ErrMalformed
 	// ErrUnsupported: a well-formed module whose data section Merge does
 	// not rewrite (passive or non-constant segments, overlaps, a data count
 	// section).
@@ -57,30 +73,36 @@ func Merge(module []byte, maxGap int) (out []byte, before, after int, err error)
 	if !bytes.HasPrefix(module, header) {
 		return nil, 0, 0, fmt.Errorf("%w: no wasm 1 header", ErrMalformed)
 	}
-	var dataAt, dataEnd, payloadAt int // the data section: id byte, end, payload start
+	var dataAt, dataEnd int // the data section: id byte, end
+	var data wasmbin.Reader // its payload
 	found := false
-	for pos := len(header); pos < len(module); {
-		id := module[pos]
-		size, n := uvarint32(module[pos+1:])
-		if n == 0 || uint64(pos+1+n)+uint64(size) > uint64(len(module)) {
-			return nil, 0, 0, fmt.Errorf("%w: section %d at %d overruns the module", ErrMalformed, id, pos)
+	r := wasmbin.NewReader(module, 0)
+	r.Pos = len(header)
+	for !r.Done() {
+		at := r.Pos
+		id, _ := r.Byte()
+		size, err := r.U32()
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("section %d at module byte %d: %w", id, at, err)
 		}
-		end := pos + 1 + n + int(size)
+		payload, err := r.Sub(size)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("section %d at module byte %d overruns the module: %w", id, at, err)
+		}
 		switch id {
 		case sectionDataCount:
-			return nil, 0, 0, fmt.Errorf("%w: data count section", ErrUnsupported)
+			return nil, 0, 0, fmt.Errorf("%w: data count section at module byte %d", ErrUnsupported, at)
 		case sectionData:
 			if found {
-				return nil, 0, 0, fmt.Errorf("%w: two data sections", ErrMalformed)
+				return nil, 0, 0, fmt.Errorf("%w: two data sections (the second at module byte %d)", ErrMalformed, at)
 			}
-			found, dataAt, dataEnd, payloadAt = true, pos, end, pos+1+n
+			found, dataAt, dataEnd, data = true, at, r.Pos, payload
 		}
-		pos = end
 	}
 	if !found {
 		return nil, 0, 0, fmt.Errorf("%w: no data section", ErrUnsupported)
 	}
-	segs, err := segments(module[payloadAt:dataEnd])
+	segs, err := segments(&data)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -89,56 +111,80 @@ func Merge(module []byte, maxGap int) (out []byte, before, after int, err error)
 		return nil, 0, 0, err
 	}
 	payload := encode(merged)
+	if uint64(len(payload)) > 1<<32-1 { // only with a gap of gigabytes
+		return nil, 0, 0, fmt.Errorf("%w: merged data section of %d bytes", ErrUnsupported, len(payload))
+	}
 	out = make([]byte, 0, len(module)-(dataEnd-dataAt)+len(payload)+6)
 	out = append(out, module[:dataAt]...)
 	out = append(out, sectionData)
-	out = binary.AppendUvarint(out, uint64(len(payload)))
+	out = wasmbin.AppendU32(out, uint32(len(payload)))
 	out = append(out, payload...)
 	out = append(out, module[dataEnd:]...)
 	return out, len(segs), len(merged), nil
 }
 
-// segments decodes a data section's payload, in section order.
-func segments(payload []byte) ([]segment, error) {
-	count, n := uvarint32(payload)
-	if n == 0 {
-		return nil, fmt.Errorf("%w: data section count", ErrMalformed)
+// segments decodes a data section's payload (r, at its start), in
+// section order.
+func segments(r *wasmbin.Reader) ([]segment, error) {
+	count, err := r.U32()
+	if err != nil {
+		return nil, fmt.Errorf("data section count: %w", err)
 	}
-	p := payload[n:]
 	// Every segment takes at least 2 bytes; a count beyond that is a lie,
 	// and would only make a huge allocation.
-	if uint64(count) > uint64(len(p))/2 {
-		return nil, fmt.Errorf("%w: %d data segments in %d bytes", ErrMalformed, count, len(p))
+	if uint64(count) > uint64(r.Left())/2 {
+		return nil, fmt.Errorf("%w: %d data segments in %d bytes at module byte %d", ErrMalformed, count, r.Left(), r.Offset(r.Pos))
 	}
 	segs := make([]segment, 0, count)
 	for i := range count {
-		flags, n := uvarint32(p)
-		if n == 0 {
-			return nil, fmt.Errorf("%w: data segment %d flags", ErrMalformed, i)
+		s, err := activeSegment(r)
+		if err != nil {
+			return nil, fmt.Errorf("data segment %d: %w", i, err)
 		}
-		if flags != 0 {
-			return nil, fmt.Errorf("%w: data segment %d is passive or names a memory (flags %d)", ErrUnsupported, i, flags)
-		}
-		p = p[n:]
-		if len(p) == 0 || p[0] != opI32Const {
-			return nil, fmt.Errorf("%w: data segment %d offset is not an i32 constant", ErrUnsupported, i)
-		}
-		off, n := varint32(p[1:])
-		if n == 0 || len(p) < 1+n+1 || p[1+n] != opEnd {
-			return nil, fmt.Errorf("%w: data segment %d offset expression", ErrUnsupported, i)
-		}
-		p = p[1+n+1:]
-		size, n := uvarint32(p)
-		if n == 0 || uint64(size) > uint64(len(p)-n) {
-			return nil, fmt.Errorf("%w: data segment %d overruns the section", ErrMalformed, i)
-		}
-		segs = append(segs, segment{Offset: uint32(off), Init: p[n : n+int(size)]})
-		p = p[n+int(size):]
+		segs = append(segs, s)
 	}
-	if len(p) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the last data segment", ErrMalformed, len(p))
+	if !r.Done() {
+		return nil, fmt.Errorf("%w: %d bytes after the last data segment at module byte %d", ErrMalformed, r.Left(), r.Offset(r.Pos))
 	}
 	return segs, nil
+}
+
+// activeSegment reads one segment, which must be active for memory 0 at
+// an i32.const offset.
+func activeSegment(r *wasmbin.Reader) (segment, error) {
+	at := r.Pos
+	flags, err := r.U32()
+	if err != nil {
+		return segment{}, err
+	}
+	if flags != 0 {
+		return segment{}, fmt.Errorf("%w: passive or names a memory (flags %d) at module byte %d", ErrUnsupported, flags, r.Offset(at))
+	}
+	at = r.Pos
+	if op, err := r.Byte(); err != nil {
+		return segment{}, err
+	} else if op != opI32Const {
+		return segment{}, fmt.Errorf("%w: offset is not an i32 constant at module byte %d", ErrUnsupported, r.Offset(at))
+	}
+	off, err := r.S32()
+	if err != nil {
+		return segment{}, err
+	}
+	at = r.Pos
+	if op, err := r.Byte(); err != nil {
+		return segment{}, err
+	} else if op != opEnd {
+		return segment{}, fmt.Errorf("%w: offset expression goes on at module byte %d", ErrUnsupported, r.Offset(at))
+	}
+	size, err := r.U32()
+	if err != nil {
+		return segment{}, err
+	}
+	init, err := r.Bytes(size)
+	if err != nil {
+		return segment{}, fmt.Errorf("overruns the section: %w", err)
+	}
+	return segment{Offset: uint32(off), Init: init}, nil
 }
 
 // merge sorts segments by offset (their order does not matter when none
@@ -170,61 +216,13 @@ func merge(segs []segment, maxGap int) ([]segment, error) {
 
 func encode(segs []segment) []byte {
 	var b []byte
-	b = binary.AppendUvarint(b, uint64(len(segs)))
+	b = wasmbin.AppendU32(b, uint32(len(segs)))
 	for _, s := range segs {
 		b = append(b, 0, opI32Const)
-		b = appendVarint32(b, int32(s.Offset))
+		b = wasmbin.AppendS32(b, int32(s.Offset))
 		b = append(b, opEnd)
-		b = binary.AppendUvarint(b, uint64(len(s.Init)))
+		b = wasmbin.AppendU32(b, uint32(len(s.Init)))
 		b = append(b, s.Init...)
 	}
 	return b
-}
-
-// uvarint32 reads an unsigned LEB128 of at most 5 bytes; n is 0 when the
-// bytes are not one.
-func uvarint32(b []byte) (v uint32, n int) {
-	var x uint64
-	for i := 0; i < 5 && i < len(b); i++ {
-		x |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			if x > 1<<32-1 {
-				return 0, 0
-			}
-			return uint32(x), i + 1
-		}
-	}
-	return 0, 0
-}
-
-// varint32 reads a signed LEB128 of at most 5 bytes; n is 0 when the bytes
-// are not one.
-func varint32(b []byte) (v int32, n int) {
-	var x int64
-	for i := 0; i < 5 && i < len(b); i++ {
-		x |= int64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			shift := 7 * (i + 1)
-			if shift < 64 && b[i]&0x40 != 0 {
-				x |= -1 << shift
-			}
-			if x < -1<<31 || x > 1<<31-1 {
-				return 0, 0
-			}
-			return int32(x), i + 1
-		}
-	}
-	return 0, 0
-}
-
-func appendVarint32(b []byte, v int32) []byte {
-	x := int64(v)
-	for {
-		c := byte(x & 0x7f)
-		x >>= 7
-		if x == 0 && c&0x40 == 0 || x == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmbin"
 )
 
 // module builds a module with one memory of pages pages (exported as
@@ -42,7 +46,7 @@ func image(t testing.TB, mod []byte) map[uint32]byte {
 	if !ok {
 		return nil
 	}
-	segs, err := segments(payload)
+	segs, err := segments(&payload)
 	if err != nil {
 		return nil
 	}
@@ -60,18 +64,24 @@ func image(t testing.TB, mod []byte) map[uint32]byte {
 }
 
 // dataPayload finds the data section by walking the sections afresh.
-func dataPayload(mod []byte) (before int, payload []byte, ok bool) {
-	for pos := len(header); pos < len(mod); {
-		size, n := uvarint32(mod[pos+1:])
-		if n == 0 || pos+1+n+int(size) > len(mod) {
-			return 0, nil, false
+func dataPayload(mod []byte) (before int, payload wasmbin.Reader, ok bool) {
+	r := wasmbin.NewReader(mod, 0)
+	r.Pos = len(header)
+	for !r.Done() {
+		at := r.Pos
+		id, _ := r.Byte()
+		size, err := r.U32()
+		if err != nil {
+			return 0, payload, false
 		}
-		if mod[pos] == sectionData {
-			return pos, mod[pos+1+n : pos+1+n+int(size)], true
+		if payload, err = r.Sub(size); err != nil {
+			return 0, payload, false
 		}
-		pos += 1 + n + int(size)
+		if id == sectionData {
+			return at, payload, true
+		}
 	}
-	return 0, nil, false
+	return 0, payload, false
 }
 
 func sameImage(a, b map[uint32]byte) bool {
@@ -113,6 +123,13 @@ func TestMerge(t *testing.T) {
 		{"section overruns", append(module(1, nil), sectionData, 50, 0), 8, 0, 0, ErrMalformed},
 		{"two data sections", module(1, active(seg(0, "a")), append([]byte{sectionData, 1}, active()...)), 8, 0, 0, ErrMalformed},
 		{"no header", []byte("\x00asn\x01\x00\x00\x00"), 8, 0, 0, ErrMalformed},
+		// Offsets are read with wasmbin's S32 (see the package comment).
+		{"non-minimal offset", module(1, []byte{1, 0, opI32Const, 0x80, 0x80, 0x80, 0x80, 0x00, opEnd, 1, 'a'}), 8, 1, 1, nil},
+		{"offset past 32 bits", module(1, []byte{1, 0, opI32Const, 0x80, 0x80, 0x80, 0x80, 0x08, opEnd, 1, 'a'}), 8, 0, 0, ErrMalformed},
+		{"offset's sign bit alone", module(1, signBitAlone), 8, 0, 0, ErrMalformed},
+		{"offset of six bytes", module(1, []byte{1, 0, opI32Const, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, opEnd, 1, 'a'}), 8, 0, 0, ErrMalformed},
+		{"offset cut short", module(1, []byte{1, 0, opI32Const}), 8, 0, 0, ErrMalformed},
+		{"extended constant offset", module(1, []byte{1, 0, opI32Const, 0, opI32Const, 0, 0x6a, opEnd, 1, 'a'}), 8, 0, 0, ErrUnsupported},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +149,63 @@ func TestMerge(t *testing.T) {
 			if !sameImage(image(t, out), image(t, tc.mod)) {
 				t.Fatal("merging changed the initial memory")
 			}
+		})
+	}
+}
+
+// signBitAlone is a data section whose one offset, 0x80 0x80 0x80 0x80
+// 0x40, sets only the 5th byte's top bit: out of range by the spec,
+// which wasmbin.S32 follows, but 0 to wazero v1.12.
+var signBitAlone = []byte{1, 0, opI32Const, 0x80, 0x80, 0x80, 0x80, 0x40, opEnd, 1, 'a'}
+
+// TestMergeLeavesWazerosOwnReadings: an offset only wazero's lenient
+// reading accepts is refused, so the module runs unmerged, as wazero reads
+// it, rather than being rewritten from a value Merge would have to guess.
+func TestMergeLeavesWazerosOwnReadings(t *testing.T) {
+	mod := module(1, signBitAlone)
+	if _, _, _, err := Merge(mod, 8); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Merge = %v, want ErrMalformed", err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	m, err := rt.Instantiate(ctx, mod)
+	if err != nil {
+		t.Fatalf("wazero refuses it too (then the package comment is stale): %v", err)
+	}
+	if b, ok := m.Memory().ReadByte(0); !ok || b != 'a' {
+		t.Fatalf("wazero placed the data elsewhere: byte 0 is %q", b)
+	}
+}
+
+// TestMergeErrorOffsets: refusals name module offsets, not offsets in the
+// data section.
+func TestMergeErrorOffsets(t *testing.T) {
+	base := len(module(1, nil)) + 2 // the data section's payload: after its id and one-byte size
+	tests := []struct {
+		name string
+		mod  []byte
+		want error
+		at   int
+	}{
+		{"count lies", module(1, []byte{0x05, 0}), ErrMalformed, base + 1},
+		{"passive", module(1, []byte{1, 1, 2, 'a', 'b'}), ErrUnsupported, base + 1},
+		{"offset past 32 bits", module(1, []byte{1, 0, opI32Const, 0x80, 0x80, 0x80, 0x80, 0x08, opEnd, 1, 'a'}), ErrMalformed, base + 3},
+		{"global offset", module(1, []byte{1, 0, 0x23, 0, opEnd, 1, 'a'}), ErrUnsupported, base + 2},
+		{"trailing bytes", module(1, []byte{1, 0, opI32Const, 0, opEnd, 1, 'a', 9}), ErrMalformed, base + 7},
+		{"bytes overrun", module(1, []byte{1, 0, opI32Const, 0, opEnd, 9, 'a'}), ErrMalformed, base + 6},
+		{"section overruns", append(module(1, nil), sectionData, 50, 0), ErrMalformed, len(module(1, nil))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, err := Merge(tc.mod, 8)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Merge = %v, want %v", err, tc.want)
+			}
+			if want := fmt.Sprintf("at module byte %d", tc.at); !strings.Contains(err.Error(), want) {
+				t.Fatalf("Merge = %v, want %q", err, want)
+			}
+			t.Log(err)
 		})
 	}
 }

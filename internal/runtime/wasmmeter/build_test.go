@@ -1,5 +1,7 @@
 package wasmmeter
 
+import "github.com/plasmd/plasmd/internal/runtime/wasmbin"
+
 // A small module builder for tests: hand-assembled bytes, no toolchain.
 
 const (
@@ -43,7 +45,7 @@ type mod struct {
 	names    []byte   // raw name section payload after "name"; nil: none
 }
 
-func uleb(v uint32) []byte { return appendU32(nil, v) }
+func uleb(v uint32) []byte { return wasmbin.AppendU32(nil, v) }
 
 func sect(id byte, payload []byte) []byte {
 	return append(append([]byte{id}, uleb(uint32(len(payload)))...), payload...)

@@ -2,13 +2,16 @@ package wasmmeter
 
 import (
 	"fmt"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmbin"
 )
 
-// reader reads a byte slice front to back; every read reports
-// ErrMalformed rather than panicking on short or over-long input.
+// reader is the shared binary reader (every read reports ErrMalformed,
+// which is wasmbin.ErrMalformed, rather than panicking on short or
+// over-long input; positions in messages are module offsets) plus the
+// one reading only the meter's decoders differ on.
 type reader struct {
-	b   []byte
-	pos int
+	wasmbin.Reader
 	// wazeroSIMD: read a SIMD sub-opcode byte with its high bit set as
 	// wazero does (one byte, the rest being further instructions) instead
 	// of refusing it. Only Screen does: it must read as wazero reads, the
@@ -16,96 +19,19 @@ type reader struct {
 	wazeroSIMD bool
 }
 
-func (r *reader) done() bool { return r.pos >= len(r.b) }
-
-func (r *reader) byte() (byte, error) {
-	if r.pos >= len(r.b) {
-		return 0, fmt.Errorf("%w: unexpected end at byte %d", ErrMalformed, r.pos)
-	}
-	c := r.b[r.pos]
-	r.pos++
-	return c, nil
+// newReader reads b, whose first byte is at module offset base.
+func newReader(b []byte, base int) *reader {
+	return &reader{Reader: wasmbin.NewReader(b, base)}
 }
 
-func (r *reader) bytes(n uint32) ([]byte, error) {
-	if uint64(n) > uint64(len(r.b)-r.pos) {
-		return nil, fmt.Errorf("%w: %d bytes wanted at byte %d, %d left", ErrMalformed, n, r.pos, len(r.b)-r.pos)
-	}
-	s := r.b[r.pos : r.pos+int(n)]
-	r.pos += int(n)
-	return s, nil
-}
-
-// u32 reads an unsigned LEB128 of at most 5 bytes whose value fits 32 bits.
-func (r *reader) u32() (uint32, error) {
-	var x uint64
-	for i := 0; i < 5; i++ {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		x |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			if x > 1<<32-1 {
-				return 0, fmt.Errorf("%w: u32 overflows at byte %d", ErrMalformed, r.pos)
-			}
-			return uint32(x), nil
-		}
-	}
-	return 0, fmt.Errorf("%w: u32 longer than 5 bytes at byte %d", ErrMalformed, r.pos)
-}
-
-// signed reads a signed LEB128 of at most maxBytes bytes (5 for s32 and
-// s33, 10 for s64) and returns its value.
-func (r *reader) signed(maxBytes int) (int64, error) {
-	var x int64
-	for i := 0; i < maxBytes; i++ {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		if i < 9 {
-			x |= int64(c&0x7f) << (7 * i)
-		} else {
-			x |= int64(c&0x01) << 63
-		}
-		if c < 0x80 {
-			if shift := 7 * (i + 1); shift < 64 && c&0x40 != 0 {
-				x |= -1 << shift
-			}
-			return x, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: signed LEB128 longer than %d bytes at byte %d", ErrMalformed, maxBytes, r.pos)
-}
-
-func (r *reader) name() (string, error) {
-	n, err := r.u32()
+// sub reads the next n bytes (a function body) as a reader of their own
+// that reads SIMD sub-opcodes as r does.
+func (r *reader) sub(n uint32) (*reader, error) {
+	b, err := r.Sub(n)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	b, err := r.bytes(n)
-	return string(b), err
-}
-
-func appendU32(b []byte, v uint32) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-func appendS32(b []byte, v int32) []byte {
-	x := int64(v)
-	for {
-		c := byte(x & 0x7f)
-		x >>= 7
-		if x == 0 && c&0x40 == 0 || x == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
+	return &reader{Reader: b, wazeroSIMD: r.wazeroSIMD}, nil
 }
 
 // Opcodes the instrumenter and the verifier look at.
@@ -220,10 +146,10 @@ var simdInvalid = map[uint32]bool{
 
 // decodeInst decodes the instruction at r's position into in.
 func decodeInst(r *reader, in *inst) error {
-	in.pos = r.pos
+	in.pos = r.Pos
 	in.sub, in.idx, in.idxAt, in.idxEnd = 0, 0, 0, 0
 	in.labels = in.labels[:0]
-	op, err := r.byte()
+	op, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -231,7 +157,7 @@ func decodeInst(r *reader, in *inst) error {
 	if err := decodeImm(r, in, op); err != nil {
 		return err
 	}
-	in.end = r.pos
+	in.end = r.Pos
 	return nil
 }
 
@@ -242,46 +168,46 @@ func decodeImm(r *reader, in *inst, op byte) error {
 	case immBlock:
 		err = blockType(r)
 	case immLabel, immFunc, immU32:
-		in.idxAt = r.pos
-		in.idx, err = r.u32()
-		in.idxEnd = r.pos
+		in.idxAt = r.Pos
+		in.idx, err = r.U32()
+		in.idxEnd = r.Pos
 	case immBrTable:
 		var n uint32
-		if n, err = r.u32(); err != nil {
+		if n, err = r.U32(); err != nil {
 			return err
 		}
-		if uint64(n) > uint64(len(r.b)-r.pos) { // each label takes a byte
-			return fmt.Errorf("%w: br_table of %d labels at byte %d", ErrMalformed, n, in.pos)
+		if uint64(n) > uint64(len(r.Buf)-r.Pos) { // each label takes a byte
+			return fmt.Errorf("%w: br_table of %d labels at module byte %d", ErrMalformed, n, r.Offset(in.pos))
 		}
 		for range n + 1 {
-			l, err := r.u32()
+			l, err := r.U32()
 			if err != nil {
 				return err
 			}
 			in.labels = append(in.labels, l)
 		}
 	case immU32x2:
-		if _, err = r.u32(); err == nil {
-			_, err = r.u32()
+		if _, err = r.U32(); err == nil {
+			_, err = r.U32()
 		}
 	case immMemarg:
 		err = memarg(r)
 	case immI32:
-		_, err = r.signed(5)
+		_, err = r.Signed(5)
 	case immI64:
-		_, err = r.signed(10)
+		_, err = r.Signed(10)
 	case immF32:
-		_, err = r.bytes(4)
+		_, err = r.Bytes(4)
 	case immF64:
-		_, err = r.bytes(8)
+		_, err = r.Bytes(8)
 	case immSelectT:
 		// wazero reads the count as one byte that must be 1, then one
 		// type; its validator reads a long-form reference type (0x63,
 		// 0x64 and a heap type) where its compilers skip one byte, so
 		// only a single-byte value type is read the same way by all.
 		var n byte
-		if n, err = r.byte(); err == nil && n != 1 {
-			return fmt.Errorf("%w: select with %d type bytes at byte %d", ErrUnsupported, n, in.pos)
+		if n, err = r.Byte(); err == nil && n != 1 {
+			return fmt.Errorf("%w: select with %d type bytes at module byte %d", ErrUnsupported, n, r.Offset(in.pos))
 		}
 		if err == nil {
 			_, err = valType(r)
@@ -294,9 +220,9 @@ func decodeImm(r *reader, in *inst, op byte) error {
 		err = decodeSIMD(r, in)
 	default:
 		if op == prefixAtomic {
-			return fmt.Errorf("%w: atomic instruction (threads) at byte %d", ErrUnsupported, in.pos)
+			return fmt.Errorf("%w: atomic instruction (threads) at module byte %d", ErrUnsupported, r.Offset(in.pos))
 		}
-		return fmt.Errorf("%w: opcode %#x at byte %d", ErrUnsupported, op, in.pos)
+		return fmt.Errorf("%w: opcode %#x at module byte %d", ErrUnsupported, op, r.Offset(in.pos))
 	}
 	return err
 }
@@ -304,22 +230,22 @@ func decodeImm(r *reader, in *inst, op byte) error {
 // blockType reads a block type: empty, one value type, or a type index
 // (a non-negative s33).
 func blockType(r *reader) error {
-	if r.pos < len(r.b) {
-		switch r.b[r.pos] {
+	if r.Pos < len(r.Buf) {
+		switch r.Buf[r.Pos] {
 		case blockEmpty, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
-			r.pos++
+			r.Pos++
 			return nil
 		case refNullable, refNonNullable:
-			return fmt.Errorf("%w: block type at byte %d", ErrTypedRef, r.pos)
+			return fmt.Errorf("%w: block type at module byte %d", ErrTypedRef, r.Offset(r.Pos))
 		}
 	}
-	at := r.pos
-	v, err := r.signed(5)
+	at := r.Pos
+	v, err := r.Signed(5)
 	if err != nil {
 		return err
 	}
 	if v < 0 {
-		return fmt.Errorf("%w: block type %d at byte %d", ErrUnsupported, v, at)
+		return fmt.Errorf("%w: block type %d at module byte %d", ErrUnsupported, v, r.Offset(at))
 	}
 	return nil
 }
@@ -335,8 +261,8 @@ const (
 // type of WebAssembly 2.0. The long forms are refused with ErrTypedRef:
 // wazero v1.12's validator and compilers do not read them alike.
 func valType(r *reader) (byte, error) {
-	at := r.pos
-	b, err := r.byte()
+	at := r.Pos
+	b, err := r.Byte()
 	if err != nil {
 		return 0, err
 	}
@@ -344,40 +270,40 @@ func valType(r *reader) (byte, error) {
 	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
 		return b, nil
 	case refNullable, refNonNullable:
-		return 0, fmt.Errorf("%w: value type at byte %d", ErrTypedRef, at)
+		return 0, fmt.Errorf("%w: value type at module byte %d", ErrTypedRef, r.Offset(at))
 	}
-	return 0, fmt.Errorf("%w: value type %#x at byte %d", ErrUnsupported, b, at)
+	return 0, fmt.Errorf("%w: value type %#x at module byte %d", ErrUnsupported, b, r.Offset(at))
 }
 
 // refType reads a reference type (funcref or externref), also ref.null's
 // heap type.
 func refType(r *reader) (byte, error) {
-	at := r.pos
+	at := r.Pos
 	b, err := valType(r)
 	if err != nil {
 		return 0, err
 	}
 	if b != 0x70 && b != 0x6f {
-		return 0, fmt.Errorf("%w: reference type %#x at byte %d", ErrUnsupported, b, at)
+		return 0, fmt.Errorf("%w: reference type %#x at module byte %d", ErrUnsupported, b, r.Offset(at))
 	}
 	return b, nil
 }
 
 func memarg(r *reader) error {
-	at := r.pos
-	align, err := r.u32()
+	at := r.Pos
+	align, err := r.U32()
 	if err != nil {
 		return err
 	}
 	if align&0x40 != 0 { // multi-memory's memory index flag: not enabled
-		return fmt.Errorf("%w: memarg with a memory index at byte %d", ErrUnsupported, at)
+		return fmt.Errorf("%w: memarg with a memory index at module byte %d", ErrUnsupported, r.Offset(at))
 	}
-	_, err = r.u32()
+	_, err = r.U32()
 	return err
 }
 
 func decodeMisc(r *reader, in *inst) error {
-	sub, err := r.u32()
+	sub, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -386,17 +312,17 @@ func decodeMisc(r *reader, in *inst) error {
 	case sub <= 0x07: // saturating truncations
 		return nil
 	case sub == 0x08 || sub == 0x0a || sub == 0x0c || sub == 0x0e: // memory.init, memory.copy, table.init, table.copy
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
-		_, err = r.u32()
+		_, err = r.U32()
 		return err
 	case sub == 0x09 || sub == 0x0b || sub == 0x0d || (sub >= 0x0f && sub <= 0x11):
 		// data.drop, memory.fill, elem.drop, table.grow/size/fill
-		_, err = r.u32()
+		_, err = r.U32()
 		return err
 	}
-	return fmt.Errorf("%w: 0xfc %d at byte %d", ErrUnsupported, sub, in.pos)
+	return fmt.Errorf("%w: 0xfc %d at module byte %d", ErrUnsupported, sub, r.Offset(in.pos))
 }
 
 // decodeSIMD reads the sub-opcode as wazero v1.12 does: one byte, not the
@@ -406,7 +332,7 @@ func decodeMisc(r *reader, in *inst) error {
 // runs with wazero's own checks, which read it as wazero's compilers do):
 // every reading of what the meter accepts agrees.
 func decodeSIMD(r *reader, in *inst) error {
-	b, err := r.byte()
+	b, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -414,22 +340,22 @@ func decodeSIMD(r *reader, in *inst) error {
 	in.sub = sub
 	switch {
 	case b >= 0x80 && !r.wazeroSIMD:
-		return fmt.Errorf("%w: 0xfd %#x at byte %d: a sub-opcode wazero and the spec read differently", ErrUnsupported, b, in.pos)
+		return fmt.Errorf("%w: 0xfd %#x at module byte %d: a sub-opcode wazero and the spec read differently", ErrUnsupported, b, r.Offset(in.pos))
 	case simdInvalid[sub]:
-		return fmt.Errorf("%w: 0xfd %d at byte %d", ErrUnsupported, sub, in.pos)
+		return fmt.Errorf("%w: 0xfd %d at module byte %d", ErrUnsupported, sub, r.Offset(in.pos))
 	case sub <= 0x0b || sub == 0x5c || sub == 0x5d: // loads, store, load-zero
 		return memarg(r)
 	case sub == 0x0c || sub == 0x0d: // v128.const, i8x16.shuffle
-		_, err = r.bytes(16)
+		_, err = r.Bytes(16)
 		return err
 	case sub >= 0x15 && sub <= 0x22: // extract/replace lane
-		_, err = r.byte()
+		_, err = r.Byte()
 		return err
 	case sub >= 0x54 && sub <= 0x5b: // load/store lane
 		if err := memarg(r); err != nil {
 			return err
 		}
-		_, err = r.byte()
+		_, err = r.Byte()
 		return err
 	}
 	return nil

@@ -45,13 +45,17 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmbin"
 )
 
 // Errors Instrument and Verify return.
 var (
 	// ErrMalformed: the bytes are not a well-formed module as far as the
-	// meter reads them.
-	ErrMalformed = errors.New("wasmmeter: malformed module")
+	// meter reads them. It is wasmbin.ErrMalformed itself, so the shared
+	// reader's refusals (cut short, over-long or overflowing integers)
+	// are this package's without wrapping at every call.
+	ErrMalformed = wasmbin.ErrMalformed
 	// ErrUnsupported: a well-formed module using something the meter does
 	// not rewrite (an unknown opcode, exceptions, threads, an import from
 	// ImportModule, a name section it cannot parse).
@@ -98,33 +102,41 @@ var order = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 
 type section struct {
 	id      byte
 	payload []byte
+	at      int // the module offset of payload[0]
 }
+
+// reader reads the section's payload, naming module offsets.
+func (s section) reader() *reader { return newReader(s.payload, s.at) }
 
 func sections(module []byte) ([]section, error) {
 	if !bytes.HasPrefix(module, header) {
-		return nil, fmt.Errorf("%w: no wasm 1 header", ErrMalformed)
+		return nil, fmt.Errorf("%w: no wasm 1 header at module byte 0", ErrMalformed)
 	}
-	r := &reader{b: module, pos: len(header)}
+	r := newReader(module, 0)
+	r.Pos = len(header)
 	var out []section
 	last := 0
-	for !r.done() {
-		id, _ := r.byte()
-		size, err := r.u32()
+	for !r.Done() {
+		idAt := r.Pos
+		id, _ := r.Byte()
+		size, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
-		payload, err := r.bytes(size)
+		at := r.Pos
+		payload, err := r.Bytes(size)
 		if err != nil {
-			return nil, fmt.Errorf("%w: section %d overruns the module", ErrMalformed, id)
+			return nil, fmt.Errorf("%w: section %d at module byte %d overruns the module (%d bytes, %d left)",
+				ErrMalformed, id, idAt, size, r.Left())
 		}
 		if id != secCustom {
 			o, ok := order[id]
 			if !ok || o <= last {
-				return nil, fmt.Errorf("%w: section %d unknown or out of order", ErrMalformed, id)
+				return nil, fmt.Errorf("%w: section %d at module byte %d unknown or out of order", ErrMalformed, id, idAt)
 			}
 			last = o
 		}
-		out = append(out, section{id: id, payload: payload})
+		out = append(out, section{id: id, payload: payload, at: at})
 	}
 	return out, nil
 }
@@ -139,23 +151,22 @@ type rewriter struct {
 	funcTypes       []uint32 // each defined function's type
 }
 
-func (w *rewriter) readTypes(p []byte) error {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) readTypes(r *reader) error {
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	w.tickType = n
 	for range n {
-		if form, err := r.byte(); err != nil || form != 0x60 {
+		if form, err := r.Byte(); err != nil || form != 0x60 {
 			return fmt.Errorf("%w: type form", ErrUnsupported)
 		}
 		for k := range 2 {
-			c, err := r.u32()
+			c, err := r.U32()
 			if err != nil {
 				return err
 			}
-			if _, err := r.bytes(c); err != nil {
+			if _, err := r.Bytes(c); err != nil {
 				return err
 			}
 			if k == 0 {
@@ -166,22 +177,21 @@ func (w *rewriter) readTypes(p []byte) error {
 	return nil
 }
 
-func (w *rewriter) readFunctions(p []byte) error {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) readFunctions(r *reader) error {
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	if uint64(n) > uint64(len(p)) {
-		return fmt.Errorf("%w: %d functions in %d bytes", ErrMalformed, n, len(p))
+	if uint64(n) > uint64(r.Left()) { // each takes a byte
+		return fmt.Errorf("%w: %d functions in %d bytes at module byte %d", ErrMalformed, n, r.Left(), r.Offset(r.Pos))
 	}
 	for range n {
-		t, err := r.u32()
+		t, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if uint64(t) >= uint64(len(w.params)) {
-			return fmt.Errorf("%w: function of type %d", ErrMalformed, t)
+			return fmt.Errorf("%w: function of type %d at module byte %d", ErrMalformed, t, r.Offset(r.Pos))
 		}
 		w.funcTypes = append(w.funcTypes, t)
 	}
@@ -212,19 +222,19 @@ func Instrument(module []byte) ([]byte, error) {
 	for _, s := range secs {
 		switch s.id {
 		case secType:
-			if err := w.readTypes(s.payload); err != nil {
+			if err := w.readTypes(s.reader()); err != nil {
 				return nil, err
 			}
 		case secFunction:
-			if err := w.readFunctions(s.payload); err != nil {
+			if err := w.readFunctions(s.reader()); err != nil {
 				return nil, err
 			}
 		case secImport:
-			if err := w.countImports(s.payload); err != nil {
+			if err := w.countImports(s.reader()); err != nil {
 				return nil, err
 			}
 		case secGlobal:
-			n, err := (&reader{b: s.payload}).u32()
+			n, err := s.reader().U32()
 			if err != nil {
 				return nil, err
 			}
@@ -237,7 +247,7 @@ func Instrument(module []byte) ([]byte, error) {
 	out := append([]byte(nil), header...)
 	emit := func(id byte, payload []byte) {
 		out = append(out, id)
-		out = appendU32(out, uint32(len(payload)))
+		out = wasmbin.AppendU32(out, uint32(len(payload)))
 		out = append(out, payload...)
 	}
 	// Sections the meter needs that the module may lack are added in
@@ -280,26 +290,26 @@ func (w *rewriter) section(s section) (payload []byte, keep bool, err error) {
 	case secImport:
 		return w.importPayload(s.payload), true, nil
 	case secGlobal:
-		p, err := w.globals(s.payload)
+		p, err := w.globals(s.reader())
 		return p, true, err
 	case secExport:
-		p, err := w.exports(s.payload)
+		p, err := w.exports(s.reader())
 		return p, true, err
 	case secStart:
-		r := &reader{b: s.payload}
-		f, err := r.u32()
-		if err != nil || !r.done() {
-			return nil, false, fmt.Errorf("%w: start section", ErrMalformed)
+		r := s.reader()
+		f, err := r.U32()
+		if err != nil || !r.Done() {
+			return nil, false, fmt.Errorf("%w: start section at module byte %d", ErrMalformed, s.at)
 		}
-		return appendU32(nil, w.fn(f)), true, nil
+		return wasmbin.AppendU32(nil, w.fn(f)), true, nil
 	case secElement:
-		p, err := w.elements(s.payload)
+		p, err := w.elements(s.reader())
 		return p, true, err
 	case secCode:
-		p, err := w.code(s.payload)
+		p, err := w.code(s.reader())
 		return p, true, err
 	case secCustom:
-		return w.custom(s.payload)
+		return w.custom(s.reader())
 	}
 	return s.payload, true, nil
 }
@@ -308,40 +318,39 @@ func (w *rewriter) section(s section) (payload []byte, keep bool, err error) {
 func (w *rewriter) typePayload(p []byte) []byte {
 	rest := []byte(nil)
 	if p != nil {
-		r := &reader{b: p}
-		_, _ = r.u32() // counted in Instrument's first pass
-		rest = p[r.pos:]
+		r := newReader(p, 0)
+		_, _ = r.U32() // counted in Instrument's first pass
+		rest = p[r.Pos:]
 	}
-	out := appendU32(nil, w.tickType+1)
+	out := wasmbin.AppendU32(nil, w.tickType+1)
 	out = append(out, rest...)
 	return append(out, 0x60, 0x00, 0x01, 0x7f)
 }
 
-func (w *rewriter) countImports(p []byte) error {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) countImports(r *reader) error {
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for range n {
-		mod, err := r.name()
+		mod, err := r.Name()
 		if err != nil {
 			return err
 		}
-		if _, err := r.name(); err != nil {
+		if _, err := r.Name(); err != nil {
 			return err
 		}
 		if mod == ImportModule {
 			return fmt.Errorf("%w: module already imports from %s", ErrUnsupported, ImportModule)
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		switch kind {
 		case 0: // function: type index
 			w.importedFuncs++
-			_, err = r.u32()
+			_, err = r.U32()
 		case 1, 2, 3:
 			// A table, memory or global import could carry a host
 			// function reference into call_indirect (and plasmd provides
@@ -354,25 +363,26 @@ func (w *rewriter) countImports(p []byte) error {
 			return err
 		}
 	}
-	if !r.done() {
-		return fmt.Errorf("%w: bytes after the imports", ErrMalformed)
+	if !r.Done() {
+		return fmt.Errorf("%w: bytes after the imports at module byte %d", ErrMalformed, r.Offset(r.Pos))
 	}
 	return nil
 }
 
 func limits(r *reader) error {
-	flag, err := r.byte()
+	at := r.Pos
+	flag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	if flag > 1 { // shared or 64-bit: not enabled
-		return fmt.Errorf("%w: limits flag %d", ErrUnsupported, flag)
+		return fmt.Errorf("%w: limits flag %d at module byte %d", ErrUnsupported, flag, r.Offset(at))
 	}
-	if _, err := r.u32(); err != nil {
+	if _, err := r.U32(); err != nil {
 		return err
 	}
 	if flag == 1 {
-		_, err = r.u32()
+		_, err = r.U32()
 	}
 	return err
 }
@@ -383,53 +393,48 @@ func (w *rewriter) importPayload(p []byte) []byte {
 	var count uint32
 	rest := []byte(nil)
 	if p != nil {
-		r := &reader{b: p}
-		count, _ = r.u32() // read in countImports
-		rest = p[r.pos:]
+		r := newReader(p, 0)
+		count, _ = r.U32() // read in countImports
+		rest = p[r.Pos:]
 	}
-	out := appendU32(nil, count+1)
+	out := wasmbin.AppendU32(nil, count+1)
 	out = append(out, rest...)
-	out = appendName(out, ImportModule)
-	out = appendName(out, ImportName)
+	out = wasmbin.AppendName(out, ImportModule)
+	out = wasmbin.AppendName(out, ImportName)
 	out = append(out, 0)
-	return appendU32(out, w.tickType)
-}
-
-func appendName(b []byte, s string) []byte {
-	b = appendU32(b, uint32(len(s)))
-	return append(b, s...)
+	return wasmbin.AppendU32(out, w.tickType)
 }
 
 // globals rewrites ref.func in initialisers; globalPayload appends the
 // fuel.
-func (w *rewriter) globals(p []byte) ([]byte, error) {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) globals(r *reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
 	var body []byte
 	for range n {
-		at := r.pos
+		at := r.Pos
 		if _, err := valType(r); err != nil {
 			return nil, err
 		}
-		if mut, err := r.byte(); err != nil || mut > 1 {
-			return nil, fmt.Errorf("%w: global mutability", ErrMalformed)
+		mutAt := r.Pos
+		if mut, err := r.Byte(); err != nil || mut > 1 {
+			return nil, fmt.Errorf("%w: global mutability at module byte %d", ErrMalformed, r.Offset(mutAt))
 		}
-		body = append(body, r.b[at:r.pos]...)
+		body = append(body, r.Buf[at:r.Pos]...)
 		if body, err = w.constExpr(r, body); err != nil {
 			return nil, err
 		}
 	}
-	if !r.done() {
-		return nil, fmt.Errorf("%w: bytes after the globals", ErrMalformed)
+	if !r.Done() {
+		return nil, fmt.Errorf("%w: bytes after the globals at module byte %d", ErrMalformed, r.Offset(r.Pos))
 	}
-	return w.globalPayload(p, body), nil
+	return w.globalPayload(r.Buf, body), nil
 }
 
 func (w *rewriter) globalPayload(p, body []byte) []byte {
-	out := appendU32(nil, w.definedGlobals+1)
+	out := wasmbin.AppendU32(nil, w.definedGlobals+1)
 	out = append(out, body...)
 	// mutable i32 = 0: the first check calls the tick, so a call that
 	// starts past its deadline stops before any loop runs.
@@ -444,16 +449,16 @@ func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
 		if err := decodeInst(r, &in); err != nil {
 			return nil, err
 		}
-		if err := w.refCheck(&in); err != nil {
+		if err := w.refCheck(r, &in); err != nil {
 			return nil, err
 		}
-		out = w.emitInst(out, r.b, &in)
+		out = w.emitInst(out, r.Buf, &in)
 		if in.op == opEnd {
 			return out, nil
 		}
 		switch in.op {
 		case opBlock, opLoop, opIf, opElse:
-			return nil, fmt.Errorf("%w: control instruction in a constant expression", ErrMalformed)
+			return nil, fmt.Errorf("%w: control instruction in a constant expression at module byte %d", ErrMalformed, r.Offset(in.pos))
 		}
 	}
 }
@@ -461,14 +466,14 @@ func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
 // refCheck refuses references to imported functions other than direct
 // calls (ref.func), and tail calls: every host call must be a call
 // instruction, so the fuel can be emptied right after it.
-func (w *rewriter) refCheck(in *inst) error {
+func (w *rewriter) refCheck(r *reader, in *inst) error {
 	switch in.op {
 	case opRefFunc:
 		if in.idx < w.importedFuncs {
-			return fmt.Errorf("%w: ref.func of imported function %d", ErrUnsupported, in.idx)
+			return fmt.Errorf("%w: ref.func of imported function %d at module byte %d", ErrUnsupported, in.idx, r.Offset(in.pos))
 		}
 	case opReturnCall, opReturnCallIn:
-		return fmt.Errorf("%w: tail call", ErrUnsupported)
+		return fmt.Errorf("%w: tail call at module byte %d", ErrUnsupported, r.Offset(in.pos))
 	}
 	return nil
 }
@@ -477,68 +482,67 @@ func (w *rewriter) refCheck(in *inst) error {
 func (w *rewriter) emitInst(out, code []byte, in *inst) []byte {
 	if opImm[in.op] == immFunc {
 		out = append(out, code[in.pos:in.idxAt]...)
-		out = appendU32(out, w.fn(in.idx))
+		out = wasmbin.AppendU32(out, w.fn(in.idx))
 		return append(out, code[in.idxEnd:in.end]...)
 	}
 	return append(out, code[in.pos:in.end]...)
 }
 
 // code instruments every function body.
-func (w *rewriter) code(p []byte) ([]byte, error) {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) code(r *reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(p)+len(p)/2)
-	out = appendU32(out, n)
+	out := make([]byte, 0, len(r.Buf)+len(r.Buf)/2)
+	out = wasmbin.AppendU32(out, n)
 	var body []byte
 	for i := range n {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
-		b, err := r.bytes(size)
+		br, err := r.sub(size)
 		if err != nil {
 			return nil, err
 		}
 		if uint64(i) >= uint64(len(w.funcTypes)) {
-			return nil, fmt.Errorf("%w: more bodies than functions", ErrMalformed)
+			return nil, fmt.Errorf("%w: more bodies than functions at module byte %d", ErrMalformed, br.Base)
 		}
-		if body, err = w.body(body[:0], b, w.params[w.funcTypes[i]]); err != nil {
-			return nil, fmt.Errorf("function body %d: %w", i, err)
+		if body, err = w.body(body[:0], br, w.params[w.funcTypes[i]]); err != nil {
+			return nil, fmt.Errorf("function body %d at module byte %d: %w", i, br.Base, err)
 		}
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	if !r.done() {
-		return nil, fmt.Errorf("%w: bytes after the code", ErrMalformed)
+	if !r.Done() {
+		return nil, fmt.Errorf("%w: bytes after the code at module byte %d", ErrMalformed, r.Offset(r.Pos))
 	}
 	return out, nil
 }
 
-// body instruments one function body into out; params is the
-// function's parameter count.
-func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
-	r := &reader{b: b}
+// body instruments one function body (r, at its start) into out; params
+// is the function's parameter count.
+func (w *rewriter) body(out []byte, r *reader, params uint32) ([]byte, error) {
+	b := r.Buf
 	groups, locals, err := readLocals(r)
 	if err != nil {
 		return nil, err
 	}
-	codeAt := r.pos
+	codeAt := r.Pos
 
 	// Pass 1: the control flow.
 	s := newScanner()
 	var in inst
 	bulk := false
-	for i := 0; !r.done(); i++ {
+	for i := 0; !r.Done(); i++ {
 		if err := decodeInst(r, &in); err != nil {
 			return nil, err
 		}
 		if err := s.add(i, &in); err != nil {
 			return nil, err
 		}
-		if err := w.refCheck(&in); err != nil {
+		if err := w.refCheck(r, &in); err != nil {
 			return nil, err
 		}
 		bulk = bulk || isBulk(&in)
@@ -558,17 +562,17 @@ func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 		if scratch >= 1<<32-1 {
 			return nil, fmt.Errorf("%w: %d locals", ErrUnsupported, scratch)
 		}
-		out = appendU32(out, groups+1)
-		lr := &reader{b: b}
-		_, _ = lr.u32()
-		out = append(out, b[lr.pos:codeAt]...)
+		out = wasmbin.AppendU32(out, groups+1)
+		lr := newReader(b, r.Base)
+		_, _ = lr.U32()
+		out = append(out, b[lr.Pos:codeAt]...)
 		out = append(out, 1, 0x7f)
 	}
 
 	// Pass 2: copy with checks in place and function indices shifted.
-	r.pos = codeAt
+	r.Pos = codeAt
 	fuel := w.fuel()
-	for i := 0; !r.done(); i++ {
+	for i := 0; !r.Done(); i++ {
 		if err := decodeInst(r, &in); err != nil {
 			return nil, err
 		}
@@ -587,7 +591,7 @@ func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 			// the refusals (defence in depth: it costs one tick per
 			// indirect call's return at most).
 			out = append(out, opI32Const, 0, opGlobalSet)
-			out = appendU32(out, fuel)
+			out = wasmbin.AppendU32(out, fuel)
 		}
 	}
 	return out, nil
@@ -596,12 +600,12 @@ func (w *rewriter) body(out, b []byte, params uint32) ([]byte, error) {
 // readLocals reads a body's local declarations: how many groups and how
 // many locals in all.
 func readLocals(r *reader) (groups uint32, locals uint64, err error) {
-	groups, err = r.u32()
+	groups, err = r.U32()
 	if err != nil {
 		return 0, 0, err
 	}
 	for range groups {
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return 0, 0, err
 		}
@@ -642,33 +646,33 @@ const BulkShift = 4
 func appendBulkCharge(b []byte, fuel, tick, scratch uint32) []byte {
 	charge := func(b []byte) []byte {
 		b = append(b, opLocalGet)
-		b = appendU32(b, scratch)
+		b = wasmbin.AppendU32(b, scratch)
 		return append(b, opI32Const, BulkShift, opI32ShrU)
 	}
 	b = append(b, opLocalTee)
-	b = appendU32(b, scratch)
+	b = wasmbin.AppendU32(b, scratch)
 	b = append(b, opGlobalGet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = charge(b)
 	b = append(b, opI32LtU, opIf, blockEmpty, opCall)
-	b = appendU32(b, tick)
+	b = wasmbin.AppendU32(b, tick)
 	b = append(b, opGlobalSet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, opElse, opGlobalGet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = charge(b)
 	b = append(b, opI32Sub, opGlobalSet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	return append(b, opEnd)
 }
 
 func skipLocals(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for range n {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 		if _, err := valType(r); err != nil {
@@ -681,17 +685,17 @@ func skipLocals(r *reader) error {
 // appendCheck appends the check sequence charging cost.
 func appendCheck(b []byte, fuel, tick, cost uint32) []byte {
 	b = append(b, opGlobalGet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, opI32Const)
-	b = appendS32(b, int32(cost))
+	b = wasmbin.AppendS32(b, int32(cost))
 	b = append(b, opI32LtU, opIf, blockEmpty, opCall)
-	b = appendU32(b, tick)
+	b = wasmbin.AppendU32(b, tick)
 	b = append(b, opGlobalSet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, opEnd, opGlobalGet)
-	b = appendU32(b, fuel)
+	b = wasmbin.AppendU32(b, fuel)
 	b = append(b, opI32Const)
-	b = appendS32(b, int32(cost))
+	b = wasmbin.AppendS32(b, int32(cost))
 	b = append(b, opI32Sub, opGlobalSet)
-	return appendU32(b, fuel)
+	return wasmbin.AppendU32(b, fuel)
 }

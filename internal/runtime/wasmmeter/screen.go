@@ -20,18 +20,21 @@ import "fmt"
 // meter it reads a SIMD sub-opcode byte with its high bit set as wazero
 // does (see decodeSIMD): wazero's validator and compilers agree on it, so
 // such a module is only unmeterable, not refused.
+//
+// Every position in its errors is a module offset ("at module byte N"),
+// the byte a hex dump of the uploaded file shows.
 func Screen(module []byte) error {
 	secs, err := sections(module)
 	if err != nil {
 		return err
 	}
 	for _, s := range secs {
-		r := &reader{b: s.payload}
+		r := s.reader()
 		if err := screenSection(r, s.id); err != nil {
 			return fmt.Errorf("section %d: %w", s.id, err)
 		}
-		if s.id != secCustom && !r.done() {
-			return fmt.Errorf("%w: bytes after section %d", ErrMalformed, s.id)
+		if s.id != secCustom && !r.Done() {
+			return fmt.Errorf("%w: bytes after section %d at module byte %d", ErrMalformed, s.id, r.Offset(r.Pos))
 		}
 	}
 	return nil
@@ -51,24 +54,24 @@ func screenSection(r *reader, id byte) error {
 		// A custom section holds no code wazero runs; start and data
 		// count are one u32 (the caller checks nothing follows).
 		if id != secCustom {
-			_, err := r.u32()
+			_, err := r.U32()
 			return err
 		}
 		return nil
 	case secTag:
-		return fmt.Errorf("%w: exception tags", ErrUnsupported)
+		return fmt.Errorf("%w: exception tags at module byte %d", ErrUnsupported, r.Offset(0))
 	}
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	if uint64(n) > uint64(len(r.b)) { // every entry takes a byte
-		return fmt.Errorf("%w: %d entries in %d bytes", ErrMalformed, n, len(r.b))
+	if uint64(n) > uint64(r.Left()) { // every entry takes a byte
+		return fmt.Errorf("%w: %d entries in %d bytes at module byte %d", ErrMalformed, n, r.Left(), r.Offset(r.Pos))
 	}
 	each := map[byte]func(*reader) error{
 		secType:     screenFuncType,
 		secImport:   screenImport,
-		secFunction: func(r *reader) error { _, err := r.u32(); return err },
+		secFunction: func(r *reader) error { _, err := r.U32(); return err },
 		secTable:    screenTable,
 		secMemory:   limits,
 		secGlobal:   screenGlobal,
@@ -78,7 +81,7 @@ func screenSection(r *reader, id byte) error {
 		secData:     screenData,
 	}[id]
 	if each == nil {
-		return fmt.Errorf("%w: unknown section", ErrMalformed)
+		return fmt.Errorf("%w: unknown section at module byte %d", ErrMalformed, r.Offset(0))
 	}
 	for i := range n {
 		if err := each(r); err != nil {
@@ -89,11 +92,12 @@ func screenSection(r *reader, id byte) error {
 }
 
 func screenFuncType(r *reader) error {
-	if form, err := r.byte(); err != nil || form != 0x60 {
-		return fmt.Errorf("%w: type form (only functions)", ErrUnsupported)
+	at := r.Pos
+	if form, err := r.Byte(); err != nil || form != 0x60 {
+		return fmt.Errorf("%w: type form (only functions) at module byte %d", ErrUnsupported, r.Offset(at))
 	}
 	for range 2 { // parameters, results
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -108,17 +112,18 @@ func screenFuncType(r *reader) error {
 
 func screenImport(r *reader) error {
 	for range 2 {
-		if _, err := r.name(); err != nil {
+		if _, err := r.Name(); err != nil {
 			return err
 		}
 	}
-	kind, err := r.byte()
+	at := r.Pos
+	kind, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch kind {
 	case 0:
-		_, err = r.u32()
+		_, err = r.U32()
 	case 1:
 		err = screenTable(r)
 	case 2:
@@ -126,7 +131,7 @@ func screenImport(r *reader) error {
 	case 3:
 		err = screenGlobalType(r)
 	default:
-		err = fmt.Errorf("%w: import kind %d", ErrUnsupported, kind)
+		err = fmt.Errorf("%w: import kind %d at module byte %d", ErrUnsupported, kind, r.Offset(at))
 	}
 	return err
 }
@@ -142,8 +147,9 @@ func screenGlobalType(r *reader) error {
 	if _, err := valType(r); err != nil {
 		return err
 	}
-	if mut, err := r.byte(); err != nil || mut > 1 {
-		return fmt.Errorf("%w: global mutability", ErrMalformed)
+	at := r.Pos
+	if mut, err := r.Byte(); err != nil || mut > 1 {
+		return fmt.Errorf("%w: global mutability at module byte %d", ErrMalformed, r.Offset(at))
 	}
 	return nil
 }
@@ -156,13 +162,13 @@ func screenGlobal(r *reader) error {
 }
 
 func screenExport(r *reader) error {
-	if _, err := r.name(); err != nil {
+	if _, err := r.Name(); err != nil {
 		return err
 	}
-	if _, err := r.byte(); err != nil {
+	if _, err := r.Byte(); err != nil {
 		return err
 	}
-	_, err := r.u32()
+	_, err := r.U32()
 	return err
 }
 
@@ -177,21 +183,22 @@ func screenExpr(r *reader) error {
 		case opEnd:
 			return nil
 		case opBlock, opLoop, opIf, opElse:
-			return fmt.Errorf("%w: control instruction in a constant expression", ErrMalformed)
+			return fmt.Errorf("%w: control instruction in a constant expression at module byte %d", ErrMalformed, r.Offset(in.pos))
 		}
 	}
 }
 
 func screenElement(r *reader) error {
-	flags, err := r.u32()
+	at := r.Pos
+	flags, err := r.U32()
 	if err != nil {
 		return err
 	}
 	if flags > 7 {
-		return fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+		return fmt.Errorf("%w: element segment flags %d at module byte %d", ErrMalformed, flags, r.Offset(at))
 	}
 	if flags&2 != 0 && flags&1 == 0 { // explicit table index
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
@@ -205,18 +212,18 @@ func screenElement(r *reader) error {
 			return err
 		}
 	}
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	if uint64(n) > uint64(len(r.b)-r.pos) {
-		return fmt.Errorf("%w: %d elements in %d bytes", ErrMalformed, n, len(r.b)-r.pos)
+	if uint64(n) > uint64(r.Left()) {
+		return fmt.Errorf("%w: %d elements in %d bytes at module byte %d", ErrMalformed, n, r.Left(), r.Offset(r.Pos))
 	}
 	for range n {
 		if flags&4 != 0 {
 			err = screenExpr(r)
 		} else {
-			_, err = r.u32()
+			_, err = r.U32()
 		}
 		if err != nil {
 			return err
@@ -228,20 +235,20 @@ func screenElement(r *reader) error {
 // screenBody reads one code entry: its size, locals and instructions,
 // which must end exactly at the size.
 func screenBody(r *reader) error {
-	size, err := r.u32()
+	size, err := r.U32()
 	if err != nil {
 		return err
 	}
-	b, err := r.bytes(size)
+	br, err := r.sub(size)
 	if err != nil {
 		return err
 	}
-	br := &reader{b: b, wazeroSIMD: true}
+	br.wazeroSIMD = true
 	if err := skipLocals(br); err != nil {
 		return err
 	}
 	var in inst
-	for !br.done() {
+	for !br.Done() {
 		if err := decodeInst(br, &in); err != nil {
 			return err
 		}
@@ -250,7 +257,8 @@ func screenBody(r *reader) error {
 }
 
 func screenData(r *reader) error {
-	flags, err := r.u32()
+	at := r.Pos
+	flags, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -259,19 +267,19 @@ func screenData(r *reader) error {
 		err = screenExpr(r)
 	case 1:
 	case 2:
-		if _, err = r.u32(); err == nil {
+		if _, err = r.U32(); err == nil {
 			err = screenExpr(r)
 		}
 	default:
-		err = fmt.Errorf("%w: data segment flags %d", ErrMalformed, flags)
+		err = fmt.Errorf("%w: data segment flags %d at module byte %d", ErrMalformed, flags, r.Offset(at))
 	}
 	if err != nil {
 		return err
 	}
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	_, err = r.bytes(n)
+	_, err = r.Bytes(n)
 	return err
 }

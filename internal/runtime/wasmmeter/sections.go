@@ -3,66 +3,67 @@ package wasmmeter
 import (
 	"fmt"
 	"strings"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmbin"
 )
 
 // Rewrites of the sections that name functions outside the code.
 
-func (w *rewriter) exports(p []byte) ([]byte, error) {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) exports(r *reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out := appendU32(nil, n)
+	out := wasmbin.AppendU32(nil, n)
 	for range n {
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return nil, err
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
-		idx, err := r.u32()
+		idx, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		if kind == 0 {
 			idx = w.fn(idx)
 		}
-		out = appendName(out, name)
+		out = wasmbin.AppendName(out, name)
 		out = append(out, kind)
-		out = appendU32(out, idx)
+		out = wasmbin.AppendU32(out, idx)
 	}
-	if !r.done() {
-		return nil, fmt.Errorf("%w: bytes after the exports", ErrMalformed)
+	if !r.Done() {
+		return nil, fmt.Errorf("%w: bytes after the exports at module byte %d", ErrMalformed, r.Offset(r.Pos))
 	}
 	return out, nil
 }
 
 // elements rewrites every element segment encoding (flags 0 to 7).
-func (w *rewriter) elements(p []byte) ([]byte, error) {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) elements(r *reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out := appendU32(nil, n)
+	out := wasmbin.AppendU32(nil, n)
 	for range n {
-		flags, err := r.u32()
+		at := r.Pos
+		flags, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		if flags > 7 {
-			return nil, fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+			return nil, fmt.Errorf("%w: element segment flags %d at module byte %d", ErrMalformed, flags, r.Offset(at))
 		}
-		out = appendU32(out, flags)
+		out = wasmbin.AppendU32(out, flags)
 		if flags&2 != 0 && flags&1 == 0 { // explicit table index (2, 6)
-			t, err := r.u32()
+			t, err := r.U32()
 			if err != nil {
 				return nil, err
 			}
-			out = appendU32(out, t)
+			out = wasmbin.AppendU32(out, t)
 		}
 		if flags&1 == 0 { // active: offset expression
 			if out, err = w.constExpr(r, out); err != nil {
@@ -76,14 +77,14 @@ func (w *rewriter) elements(p []byte) ([]byte, error) {
 			}
 			out = append(out, k)
 		}
-		count, err := r.u32()
+		count, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
-		if uint64(count) > uint64(len(p)-r.pos) {
-			return nil, fmt.Errorf("%w: %d elements in %d bytes", ErrMalformed, count, len(p)-r.pos)
+		if uint64(count) > uint64(r.Left()) {
+			return nil, fmt.Errorf("%w: %d elements in %d bytes at module byte %d", ErrMalformed, count, r.Left(), r.Offset(r.Pos))
 		}
-		out = appendU32(out, count)
+		out = wasmbin.AppendU32(out, count)
 		for range count {
 			if flags&4 != 0 {
 				if out, err = w.constExpr(r, out); err != nil {
@@ -91,18 +92,18 @@ func (w *rewriter) elements(p []byte) ([]byte, error) {
 				}
 				continue
 			}
-			f, err := r.u32()
+			f, err := r.U32()
 			if err != nil {
 				return nil, err
 			}
 			if f < w.importedFuncs {
 				return nil, fmt.Errorf("%w: imported function %d in an element segment", ErrUnsupported, f)
 			}
-			out = appendU32(out, w.fn(f))
+			out = wasmbin.AppendU32(out, w.fn(f))
 		}
 	}
-	if !r.done() {
-		return nil, fmt.Errorf("%w: bytes after the element segments", ErrMalformed)
+	if !r.Done() {
+		return nil, fmt.Errorf("%w: bytes after the element segments at module byte %d", ErrMalformed, r.Offset(r.Pos))
 	}
 	return out, nil
 }
@@ -115,10 +116,10 @@ func elemKind(r *reader, flags uint32) (byte, error) {
 	if flags&4 != 0 {
 		return refType(r)
 	}
-	at := r.pos
-	k, err := r.byte()
+	at := r.Pos
+	k, err := r.Byte()
 	if err == nil && k != 0 {
-		err = fmt.Errorf("%w: element kind %#x at byte %d", ErrUnsupported, k, at)
+		err = fmt.Errorf("%w: element kind %#x at module byte %d", ErrUnsupported, k, r.Offset(at))
 	}
 	return k, err
 }
@@ -126,9 +127,9 @@ func elemKind(r *reader, flags uint32) (byte, error) {
 // custom shifts the name section's function indices (module, function
 // and local names are kept; other name subsections dropped) and drops
 // DWARF, whose code offsets no longer hold.
-func (w *rewriter) custom(p []byte) ([]byte, bool, error) {
-	r := &reader{b: p}
-	name, err := r.name()
+func (w *rewriter) custom(r *reader) ([]byte, bool, error) {
+	p := r.Buf
+	name, err := r.Name()
 	if err != nil {
 		return nil, false, err
 	}
@@ -138,24 +139,24 @@ func (w *rewriter) custom(p []byte) ([]byte, bool, error) {
 	case name != "name":
 		return p, true, nil
 	}
-	out := appendName(nil, name)
-	for !r.done() {
-		id, err := r.byte()
+	out := wasmbin.AppendName(nil, name)
+	for !r.Done() {
+		id, err := r.Byte()
 		if err != nil {
 			return nil, false, err
 		}
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, false, err
 		}
-		sub, err := r.bytes(size)
+		sub, err := r.sub(size)
 		if err != nil {
 			return nil, false, err
 		}
 		var np []byte
 		switch id {
 		case 0:
-			np = sub
+			np = sub.Buf
 		case 1, 2:
 			if np, err = w.nameMap(sub, id == 2); err != nil {
 				return nil, false, fmt.Errorf("%w: name section: %v", ErrUnsupported, err)
@@ -164,7 +165,7 @@ func (w *rewriter) custom(p []byte) ([]byte, bool, error) {
 			continue
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(np)))
+		out = wasmbin.AppendU32(out, uint32(len(np)))
 		out = append(out, np...)
 	}
 	return out, true, nil
@@ -172,42 +173,41 @@ func (w *rewriter) custom(p []byte) ([]byte, bool, error) {
 
 // nameMap shifts the function indices of a function name map, or of a
 // local name map (indirect: each entry holds a map of locals, copied).
-func (w *rewriter) nameMap(p []byte, indirect bool) ([]byte, error) {
-	r := &reader{b: p}
-	n, err := r.u32()
+func (w *rewriter) nameMap(r *reader, indirect bool) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out := appendU32(nil, n)
+	out := wasmbin.AppendU32(nil, n)
 	for range n {
-		f, err := r.u32()
+		f, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
-		out = appendU32(out, w.fn(f))
-		start := r.pos
+		out = wasmbin.AppendU32(out, w.fn(f))
+		start := r.Pos
 		if !indirect {
-			if _, err := r.name(); err != nil {
+			if _, err := r.Name(); err != nil {
 				return nil, err
 			}
 		} else {
-			locals, err := r.u32()
+			locals, err := r.U32()
 			if err != nil {
 				return nil, err
 			}
 			for range locals {
-				if _, err := r.u32(); err != nil {
+				if _, err := r.U32(); err != nil {
 					return nil, err
 				}
-				if _, err := r.name(); err != nil {
+				if _, err := r.Name(); err != nil {
 					return nil, err
 				}
 			}
 		}
-		out = append(out, p[start:r.pos]...)
+		out = append(out, r.Buf[start:r.Pos]...)
 	}
-	if !r.done() {
-		return nil, fmt.Errorf("%w: bytes after a name map", ErrMalformed)
+	if !r.Done() {
+		return nil, fmt.Errorf("%w: bytes after a name map at module byte %d", ErrMalformed, r.Offset(r.Pos))
 	}
 	return out, nil
 }

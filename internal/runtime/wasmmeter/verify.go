@@ -58,7 +58,7 @@ func Verify(module []byte) error {
 }
 
 func (v *verifier) section(s section) error {
-	r := &reader{b: s.payload}
+	r := s.reader()
 	switch s.id {
 	case secType:
 		return v.typeSection(r)
@@ -69,7 +69,7 @@ func (v *verifier) section(s section) error {
 	case secExport:
 		return v.exports(r)
 	case secStart:
-		f, err := r.u32()
+		f, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -87,13 +87,13 @@ func (v *verifier) section(s section) error {
 }
 
 func (v *verifier) typeSection(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for range n {
-		start := r.pos
-		form, err := r.byte()
+		start := r.Pos
+		form, err := r.Byte()
 		if err != nil {
 			return err
 		}
@@ -101,41 +101,41 @@ func (v *verifier) typeSection(r *reader) error {
 			return fmt.Errorf("%w: type form %#x", ErrUnsupported, form)
 		}
 		for range 2 { // params, results
-			k, err := r.u32()
+			k, err := r.U32()
 			if err != nil {
 				return err
 			}
-			if _, err := r.bytes(k); err != nil {
+			if _, err := r.Bytes(k); err != nil {
 				return err
 			}
 		}
-		v.types = append(v.types, r.b[start+1:r.pos])
+		v.types = append(v.types, r.Buf[start+1:r.Pos])
 	}
 	return nil
 }
 
 func (v *verifier) imports(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	var funcs uint32
 	for range n {
-		mod, err := r.name()
+		mod, err := r.Name()
 		if err != nil {
 			return err
 		}
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		switch kind {
 		case 0:
-			t, err := r.u32()
+			t, err := r.U32()
 			if err != nil {
 				return err
 			}
@@ -165,12 +165,12 @@ func (v *verifier) imports(r *reader) error {
 }
 
 func (v *verifier) globalSection(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for i := range n {
-		t, err := r.bytes(2)
+		t, err := r.Bytes(2)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (v *verifier) constExpr(r *reader) error {
 		if err := decodeInst(r, &in); err != nil {
 			return err
 		}
-		if err := v.plain(&in); err != nil {
+		if err := v.plain(r, &in); err != nil {
 			return err
 		}
 		if in.op == opEnd {
@@ -207,40 +207,40 @@ func (v *verifier) constExpr(r *reader) error {
 
 // plain fails if an instruction outside a check uses the tick or the
 // fuel.
-func (v *verifier) plain(in *inst) error {
+func (v *verifier) plain(r *reader, in *inst) error {
 	switch in.op {
 	case opCall, opRefFunc:
 		if v.haveTick && in.idx == v.tick {
-			return fmt.Errorf("%w: the tick referenced outside a check at byte %d", ErrUnmetered, in.pos)
+			return fmt.Errorf("%w: the tick referenced outside a check at module byte %d", ErrUnmetered, r.Offset(in.pos))
 		}
 		if in.op == opRefFunc && in.idx < v.hostFuncs {
-			return fmt.Errorf("%w: ref.func of an imported function at byte %d", ErrUnmetered, in.pos)
+			return fmt.Errorf("%w: ref.func of an imported function at module byte %d", ErrUnmetered, r.Offset(in.pos))
 		}
 	case opReturnCall, opReturnCallIn:
-		return fmt.Errorf("%w: tail call at byte %d", ErrUnmetered, in.pos)
+		return fmt.Errorf("%w: tail call at module byte %d", ErrUnmetered, r.Offset(in.pos))
 	case opGlobalGet, opGlobalSet:
 		if v.haveFuel && in.idx == v.fuel {
-			return fmt.Errorf("%w: the fuel referenced outside a check at byte %d", ErrUnmetered, in.pos)
+			return fmt.Errorf("%w: the fuel referenced outside a check at module byte %d", ErrUnmetered, r.Offset(in.pos))
 		}
 	}
 	return nil
 }
 
 func (v *verifier) exports(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for range n {
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return err
 		}
-		idx, err := r.u32()
+		idx, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -252,20 +252,21 @@ func (v *verifier) exports(r *reader) error {
 }
 
 func (v *verifier) elements(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for range n {
-		flags, err := r.u32()
+		at := r.Pos
+		flags, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if flags > 7 {
-			return fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+			return fmt.Errorf("%w: element segment flags %d at module byte %d", ErrMalformed, flags, r.Offset(at))
 		}
 		if flags&2 != 0 && flags&1 == 0 {
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				return err
 			}
 		}
@@ -279,7 +280,7 @@ func (v *verifier) elements(r *reader) error {
 				return err
 			}
 		}
-		count, err := r.u32()
+		count, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -290,7 +291,7 @@ func (v *verifier) elements(r *reader) error {
 				}
 				continue
 			}
-			f, err := r.u32()
+			f, err := r.U32()
 			if err != nil {
 				return err
 			}
@@ -306,29 +307,28 @@ func (v *verifier) code(r *reader) error {
 	if !v.haveTick || !v.haveFuel {
 		return fmt.Errorf("%w: no tick import or fuel global", ErrUnmetered)
 	}
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for i := range n {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return err
 		}
-		b, err := r.bytes(size)
+		br, err := r.sub(size)
 		if err != nil {
 			return err
 		}
-		if err := v.body(b); err != nil {
-			return fmt.Errorf("function body %d: %w", i, err)
+		if err := v.body(br); err != nil {
+			return fmt.Errorf("function body %d at module byte %d: %w", i, br.Base, err)
 		}
 	}
 	return nil
 }
 
-// body checks one function body.
-func (v *verifier) body(b []byte) error {
-	r := &reader{b: b}
+// body checks one function body (r, at its start).
+func (v *verifier) body(r *reader) error {
 	if err := skipLocals(r); err != nil {
 		return err
 	}
@@ -340,20 +340,20 @@ func (v *verifier) body(b []byte) error {
 	i := 0
 	pendingBulk := false // a bulk charge was just read: a bulk operation must follow
 	pendingZero := false // a host call was just read: the fuel must be emptied
-	for !r.done() {
+	for !r.Done() {
 		for len(checks) <= i {
 			checks = append(checks, 0)
 		}
-		at := r.pos
+		at := r.Pos
 		kind, cost, err := v.check(r)
 		if err != nil {
 			return err
 		}
 		if kind != seqNone && pendingBulk {
-			return fmt.Errorf("%w: a bulk charge not followed by its operation at byte %d", ErrUnmetered, at)
+			return fmt.Errorf("%w: a bulk charge not followed by its operation at module byte %d", ErrUnmetered, r.Offset(at))
 		}
 		if (kind == seqZero) != pendingZero {
-			return fmt.Errorf("%w: a host call not followed by emptying the fuel (or the fuel emptied elsewhere) at byte %d", ErrUnmetered, at)
+			return fmt.Errorf("%w: a host call not followed by emptying the fuel (or the fuel emptied elsewhere) at module byte %d", ErrUnmetered, r.Offset(at))
 		}
 		switch kind {
 		case seqZero:
@@ -366,15 +366,15 @@ func (v *verifier) body(b []byte) error {
 			pendingBulk = true
 			continue
 		}
-		r.pos = at
+		r.Pos = at
 		if err := decodeInst(r, &in); err != nil {
 			return err
 		}
 		if isBulk(&in) != pendingBulk {
-			return fmt.Errorf("%w: bulk operation without its charge (or a charge without one) at byte %d", ErrUnmetered, in.pos)
+			return fmt.Errorf("%w: bulk operation without its charge (or a charge without one) at module byte %d", ErrUnmetered, r.Offset(in.pos))
 		}
 		pendingBulk = false
-		if err := v.plain(&in); err != nil {
+		if err := v.plain(r, &in); err != nil {
 			return err
 		}
 		if err := s.add(i, &in); err != nil {
@@ -388,7 +388,7 @@ func (v *verifier) body(b []byte) error {
 		return err
 	}
 	if len(checks) > f.n && checks[f.n] != 0 {
-		return fmt.Errorf("%w: a check after the function's end", ErrMalformed)
+		return fmt.Errorf("%w: a check after the function's end (body at module byte %d)", ErrMalformed, r.Base)
 	}
 	return verifyFlow(f, checks[:f.n])
 }
@@ -428,7 +428,7 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	if err := decodeInst(r, &in); err != nil {
 		return seqNone, 0, nil
 	}
-	if in.op == opI32Const && r.pos == in.pos+2 && r.b[in.pos+1] == 0 {
+	if in.op == opI32Const && r.Pos == in.pos+2 && r.Buf[in.pos+1] == 0 {
 		// i32.const 0 global.set $fuel: only after a host call.
 		var set inst
 		if err := decodeInst(r, &set); err == nil && set.op == opGlobalSet && set.idx == v.fuel {
@@ -443,14 +443,14 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 			return seqNone, 0, nil
 		}
 		if !v.bulkCharge(r, scratch) {
-			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at byte %d", ErrUnmetered, in.pos)
+			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.pos))
 		}
 		return seqBulk, 0, nil
 	}
 	if in.op != opGlobalGet || in.idx != v.fuel {
 		return seqNone, 0, nil
 	}
-	bad := fmt.Errorf("%w: the fuel used outside a meter sequence at byte %d", ErrUnmetered, in.pos)
+	bad := fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.pos))
 	var c1, c2 int64
 	steps := []func() bool{
 		func() bool { return r.next(opI32Const) && r.s32(&c1) },
@@ -467,7 +467,7 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 		}
 	}
 	if c1 != c2 || c1 < 1 || c1 > MaxCost {
-		return seqNone, 0, fmt.Errorf("%w: check at byte %d compares %d and charges %d", ErrUnmetered, in.pos, c1, c2)
+		return seqNone, 0, fmt.Errorf("%w: check at module byte %d compares %d and charges %d", ErrUnmetered, r.Offset(in.pos), c1, c2)
 	}
 	return seqCheck, int(c1), nil
 }
@@ -487,17 +487,17 @@ func (v *verifier) bulkCharge(r *reader, scratch uint32) bool {
 }
 
 func (r *reader) next(b byte) bool {
-	c, err := r.byte()
+	c, err := r.Byte()
 	return err == nil && c == b
 }
 
 func (r *reader) index(want uint32) bool {
-	x, err := r.u32()
+	x, err := r.U32()
 	return err == nil && x == want
 }
 
 func (r *reader) s32(v *int64) bool {
-	x, err := r.signed(5)
+	x, err := r.Signed(5)
 	*v = x
 	return err == nil
 }
