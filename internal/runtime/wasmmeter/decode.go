@@ -25,13 +25,11 @@ func newReader(b []byte, base int) *reader {
 }
 
 // sub reads the next n bytes (a function body) as a reader of their own
-// that reads SIMD sub-opcodes as r does.
-func (r *reader) sub(n uint32) (*reader, error) {
+// that reads SIMD sub-opcodes as r does. It is a value, so the caller's
+// copy can stay on the stack (one per function body).
+func (r *reader) sub(n uint32) (reader, error) {
 	b, err := r.Sub(n)
-	if err != nil {
-		return nil, err
-	}
-	return &reader{Reader: b, wazeroSIMD: r.wazeroSIMD}, nil
+	return reader{Reader: b, wazeroSIMD: r.wazeroSIMD}, err
 }
 
 // Opcodes the instrumenter and the verifier look at.

@@ -509,7 +509,7 @@ func (w *rewriter) code(r *reader) ([]byte, error) {
 		if uint64(i) >= uint64(len(w.funcTypes)) {
 			return nil, fmt.Errorf("%w: more bodies than functions at module byte %d", ErrMalformed, br.Base)
 		}
-		if body, err = w.body(body[:0], br, w.params[w.funcTypes[i]]); err != nil {
+		if body, err = w.body(body[:0], &br, w.params[w.funcTypes[i]]); err != nil {
 			return nil, fmt.Errorf("function body %d at module byte %d: %w", i, br.Base, err)
 		}
 		out = wasmbin.AppendU32(out, uint32(len(body)))

@@ -244,12 +244,12 @@ func screenBody(r *reader) error {
 		return err
 	}
 	br.wazeroSIMD = true
-	if err := skipLocals(br); err != nil {
+	if err := skipLocals(&br); err != nil {
 		return err
 	}
 	var in inst
 	for !br.Done() {
-		if err := decodeInst(br, &in); err != nil {
+		if err := decodeInst(&br, &in); err != nil {
 			return err
 		}
 	}

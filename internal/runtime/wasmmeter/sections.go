@@ -158,7 +158,7 @@ func (w *rewriter) custom(r *reader) ([]byte, bool, error) {
 		case 0:
 			np = sub.Buf
 		case 1, 2:
-			if np, err = w.nameMap(sub, id == 2); err != nil {
+			if np, err = w.nameMap(&sub, id == 2); err != nil {
 				return nil, false, fmt.Errorf("%w: name section: %v", ErrUnsupported, err)
 			}
 		default:

@@ -320,7 +320,7 @@ func (v *verifier) code(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if err := v.body(br); err != nil {
+		if err := v.body(&br); err != nil {
 			return fmt.Errorf("function body %d at module byte %d: %w", i, br.Base, err)
 		}
 	}
@@ -450,7 +450,6 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	if in.op != opGlobalGet || in.idx != v.fuel {
 		return seqNone, 0, nil
 	}
-	bad := fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.pos))
 	var c1, c2 int64
 	steps := []func() bool{
 		func() bool { return r.next(opI32Const) && r.s32(&c1) },
@@ -463,7 +462,8 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	}
 	for _, step := range steps {
 		if !step() {
-			return seqNone, 0, bad
+			// Made only on failure: boxing a module offset allocates.
+			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.pos))
 		}
 	}
 	if c1 != c2 || c1 < 1 || c1 > MaxCost {
