@@ -11,19 +11,22 @@
 // absolute module offsets ("at module byte N"), which a vendor can find
 // with a hex dump.
 //
-// What is accepted (the WebAssembly 2.0 binary format, as wazero v1.12
-// reads it):
+// What is accepted (the WebAssembly 2.0 binary format's rules, which
+// wazero v1.12 applies too, except where S32 says otherwise):
 //   - U32: an unsigned LEB128 of at most 5 bytes whose value fits 32 bits
 //     (a 5th byte above 0x0f is an overflow, a 6th byte is too long);
 //     non-minimal encodings within 5 bytes (0x80 0x00 for 0) are valid.
 //   - Signed(n): a signed LEB128 of at most n bytes (5 for s32 and s33,
 //     10 for s64). Only the length is checked, not that the value fits
-//     the type: the meter uses it to step over immediates, and leaves
-//     the range to wazero's validator, which has run first.
+//     the type: the meter uses it to step over immediates (which wazero
+//     reads in as many bytes) and leaves the range to wazero's validator.
 //   - S32: a signed LEB128 of at most 5 bytes whose value fits 32 bits,
-//     for a reader that uses the value (wasmdata re-encodes offsets).
-//   - Name: a U32 length and that many bytes. UTF-8 is not checked here
-//     (wazero does, when it validates names it keeps).
+//     for a reader that uses the value (wasmdata re-encodes offsets). This
+//     is the spec's rule; wazero v1.12 does not check the 5th byte's top
+//     bit (0x80 0x80 0x80 0x80 0x40 is 0 to it), so S32 refuses a little
+//     that wazero runs, never the other way round.
+//   - Name: a U32 length and that many bytes. UTF-8 is not checked here:
+//     wazero checks it when it decodes the module.
 package wasmbin
 
 import (

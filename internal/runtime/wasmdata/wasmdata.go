@@ -19,9 +19,9 @@
 // bits, where the meter's Signed(5) only checks the length. Merge uses
 // the value (it re-encodes it): truncating an out-of-range one would
 // place the data elsewhere, silently. S32 follows the spec, which is
-// stricter than wazero v1.12 (it does not check the 5th byte's top bit,
-// so it takes 0x80 0x80 0x80 0x80 0x40 as 0); such a module is refused
-// here and runs unmerged, which wazero then judges. A bad integer in the
+// stricter than wazero v1.12: wazero does not check the 5th byte's top
+// bit, so it takes 0x80 0x80 0x80 0x80 0x40 as 0. Such a module is
+// refused here and runs unmerged, as wazero reads it. A bad integer in the
 // offset expression is ErrMalformed, like any other bad integer;
 // ErrUnsupported is kept for well-formed shapes Merge does not rewrite.
 package wasmdata
