@@ -540,7 +540,7 @@ func (w *rewriter) body(out []byte, r *reader, params uint32) ([]byte, error) {
 			return nil, err
 		}
 		if err := s.add(i, &in); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w at module byte %d", err, r.Offset(in.pos))
 		}
 		if err := w.refCheck(r, &in); err != nil {
 			return nil, err

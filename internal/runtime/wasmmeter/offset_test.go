@@ -9,15 +9,27 @@ import (
 	"testing"
 )
 
-// errOffset is the module offset an error names ("at module byte N"),
-// the innermost one when it names several; -1 when it names none.
+var moduleByte = regexp.MustCompile(`at module byte (\d+)`)
+
+// errOffsets are the module offsets an error names ("at module byte N"),
+// outermost first.
+func errOffsets(err error) []int {
+	var out []int
+	for _, m := range moduleByte.FindAllStringSubmatch(err.Error(), -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, n)
+	}
+	return out
+}
+
+// errOffset is the innermost module offset an error names; -1 when it
+// names none.
 func errOffset(err error) int {
-	all := regexp.MustCompile(`at module byte (\d+)`).FindAllStringSubmatch(err.Error(), -1)
+	all := errOffsets(err)
 	if len(all) == 0 {
 		return -1
 	}
-	n, _ := strconv.Atoi(all[len(all)-1][1])
-	return n
+	return all[len(all)-1]
 }
 
 // TestScreenErrorOffsets: Screen names the bad byte by its offset in the
@@ -85,13 +97,32 @@ func TestScreenErrorOffsets(t *testing.T) {
 // TestRewriteErrorOffsets: Instrument's and Verify's own refusals, past
 // Screen, also name module offsets.
 func TestRewriteErrorOffsets(t *testing.T) {
-	tail := (&mod{types: []fnType{{}}, funcs: []uint32{0, 0}, memory: true, bodies: [][]byte{{0x01}, {0x12, 0x00}}}).build()
-	if err := Screen(tail); err != nil {
-		t.Fatal(err)
+	second := func(body ...byte) []byte {
+		return (&mod{types: []fnType{{}}, funcs: []uint32{0, 0}, memory: true, bodies: [][]byte{{0x01}, body}}).build()
 	}
-	_, err := Instrument(tail)
-	if want := len(tail) - 3; !errors.Is(err, ErrUnsupported) || errOffset(err) != want || tail[want] != opReturnCall {
-		t.Fatalf("Instrument(return_call) = %v, want ErrUnsupported at module byte %d", err, want)
+	tests := []struct {
+		name string
+		wasm []byte
+		want error
+		end  int  // the bad byte, counted back from the module's end
+		b    byte // the byte there
+	}{
+		{"tail call", second(0x12, 0x00), ErrUnsupported, 3, opReturnCall},
+		{"else outside an if", second(0x01, 0x05), ErrMalformed, 2, opElse},
+		{"branch past every label", second(0x0c, 0x05), ErrMalformed, 3, opBr},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := Screen(tc.wasm); err != nil {
+				t.Fatalf("Screen = %v: the case should reach Instrument", err)
+			}
+			_, err := Instrument(tc.wasm)
+			want := len(tc.wasm) - tc.end
+			if !errors.Is(err, tc.want) || errOffset(err) != want || tc.wasm[want] != tc.b {
+				t.Fatalf("Instrument = %v, want %v at module byte %d", err, tc.want, want)
+			}
+			t.Log(err)
+		})
 	}
 
 	good := instrumented(t, tamperModule().build())
@@ -102,7 +133,7 @@ func TestRewriteErrorOffsets(t *testing.T) {
 	}
 	tampered := bytes.Clone(good)
 	tampered[i+3] = 2 // ... now sets the fuel
-	err = Verify(tampered)
+	err := Verify(tampered)
 	if want := i + 2; !errors.Is(err, ErrUnmetered) || errOffset(err) != want {
 		t.Fatalf("Verify = %v, want ErrUnmetered at module byte %d", err, want)
 	}

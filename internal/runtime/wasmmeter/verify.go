@@ -378,7 +378,7 @@ func (v *verifier) body(r *reader) error {
 			return err
 		}
 		if err := s.add(i, &in); err != nil {
-			return err
+			return fmt.Errorf("%w at module byte %d", err, r.Offset(in.pos))
 		}
 		pendingZero = in.op == opCall && in.idx < v.hostFuncs || in.op == opCallIndirect
 		i++

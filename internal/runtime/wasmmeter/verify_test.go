@@ -205,6 +205,11 @@ func FuzzInstrument(f *testing.F) {
 			if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrTypedRef) {
 				t.Fatalf("untyped error: %v", err)
 			}
+			for _, at := range errOffsets(err) {
+				if at > len(wasm) {
+					t.Fatalf("%v: names module byte %d of a %d-byte module", err, at, len(wasm))
+				}
+			}
 			return
 		}
 		// Only now ask wazero: its decoder spends seconds and gigabytes on
