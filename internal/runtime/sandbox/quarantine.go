@@ -132,7 +132,7 @@ func (h *Host) CPUQuarantined() map[string]int {
 		tenants = append(tenants, t)
 	}
 	h.mu.Unlock()
-	now := time.Now()
+	now := h.now()
 	out := map[string]int{}
 	for _, t := range tenants {
 		if t.quar.active(now) {
@@ -142,6 +142,15 @@ func (h *Host) CPUQuarantined() map[string]int {
 		}
 	}
 	return out
+}
+
+// now reads quarantine's clock: a test's fake one (Config.now) or the
+// real one.
+func (h *Host) now() time.Time {
+	if h.clock != nil {
+		return h.clock()
+	}
+	return time.Now()
 }
 
 // quarantineRunShare is the share of its call timeout a call that missed
@@ -196,19 +205,20 @@ func (t *Tenant) runGuest(ctx context.Context, limit time.Duration, call func(co
 	if t.host.noQuar {
 		return call(ctx)
 	}
-	clock := &guestClock{now: time.Now}
+	clock := &guestClock{now: t.host.now}
 	ctx = context.WithValue(ctx, guestClockKey{}, clock)
-	start := time.Now()
+	start := t.host.now()
 	var f *failure
 	if t.quar.active(start) {
 		runLowPriority(func() { f = call(ctx) })
 	} else {
 		f = call(ctx)
 	}
-	if !spunToDeadline(f, limit, time.Since(start), time.Duration(clock.away.Load())) {
+	end := t.host.now()
+	if !spunToDeadline(f, limit, end.Sub(start), time.Duration(clock.away.Load())) {
 		return f
 	}
-	if d, started := t.quar.strike(time.Now()); started {
+	if d, started := t.quar.strike(end); started {
 		t.mu.Lock()
 		owner := t.owner
 		t.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,35 +221,141 @@ func TestQuarantineGuestClock(t *testing.T) {
 	}
 }
 
-// neverSender is a backend that never answers: the call waits until its
-// context ends.
-type neverSender struct{}
+// callerKey finds a call's expiring context from inside the call.
+type callerKey struct{}
 
-func (neverSender) Do(ctx context.Context, _ *abi.CompiledRequest, _ []egress.Origin, _ egress.Secrets) (*egress.Response, error) {
+// expiring is a caller's context whose deadline the test decides: expire
+// ends it with context.DeadlineExceeded, so the call fails with
+// ErrDeadline at that point of the test and not when the real clock says.
+type expiring struct {
+	context.Context // context.Background: no deadline of its own
+	once            sync.Once
+	done            chan struct{}
+}
+
+func newExpiring() *expiring {
+	return &expiring{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *expiring) Done() <-chan struct{} { return c.done }
+
+func (c *expiring) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func (c *expiring) Value(key any) any {
+	if key == (callerKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+func (c *expiring) expire() { c.once.Do(func() { close(c.done) }) }
+
+// slowBackend keeps the guest waiting in the http import for the whole
+// call timeout: it moves the fake clock on by that much, then the caller's
+// deadline ends the call while the guest is still blocked.
+type slowBackend struct {
+	clock *fakeTimers
+	wait  time.Duration
+	calls atomic.Int32
+}
+
+func (b *slowBackend) Do(ctx context.Context, _ *abi.CompiledRequest, _ []egress.Origin, _ egress.Secrets) (*egress.Response, error) {
+	b.calls.Add(1)
+	b.clock.Advance(b.wait)
+	ctx.Value(callerKey{}).(*expiring).expire()
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
 // TestQuarantineSlowBackendNotStruck: a pool whose calls run to their
-// deadline blocked in the http import (its backend never answers) uses no
-// CPU meanwhile, so however many such calls it makes it is not quarantined
-// as a spinner. The deadline is reached by waiting on the backend, never
-// by computing, so machine speed does not decide the outcome.
+// deadline blocked in the http import (its backend does not answer in
+// time) uses no CPU meanwhile, so however many such calls it makes it is
+// not quarantined as a spinner; a pool whose guest spins for the same
+// time is struck on every call and quarantined after quarantineStrikes.
+// Quarantine reads a fake clock, moved on by the call timeout either in
+// the backend or while the guest spins, and the test ends each call with
+// its deadline; the real call timeout is never reached, so machine speed
+// does not decide the outcome.
 func TestQuarantineSlowBackendNotStruck(t *testing.T) {
 	needGuests(t)
-	h, _ := newTestHost(t, Config{Spares: -1})
-	m, err := h.Module(context.Background(), guestWasm["abuse"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn := h.Tenant("slow-backend", TenantSpec{Module: m, Owner: "victim", Limits: Limits{CallTimeout: 300 * time.Millisecond}})
-	ctx := WithHostEnv(context.Background(), &HostEnv{Egress: neverSender{}})
-	for i := range quarantineStrikes + 1 {
-		if _, err := tn.Ping(ctx, []byte("http ok")); !errors.Is(err, ErrDeadline) {
-			t.Fatalf("call %d: %v, want ErrDeadline", i, err)
+	// Long enough that no call reaches it on the real clock, short enough
+	// that quarantineStrikes calls fit in quarantineWindow on the fake one.
+	const limit = quarantineWindow / quarantineStrikes
+	fc := &fakeTimers{t: time.Unix(1000, 0)}
+	var reads atomic.Int64 // clock reads: the first of a call is its start
+	h, _ := newTestHost(t, Config{Spares: -1, now: func() time.Time { reads.Add(1); return fc.Now() }})
+	module := func(name string) *Module {
+		m, err := h.Module(context.Background(), guestWasm[name])
+		if err != nil {
+			t.Fatal(err)
 		}
+		return m
 	}
-	if q := h.CPUQuarantined(); q["victim"] != 0 {
-		t.Fatalf("a pool blocked on a slow backend was quarantined as a spinner: %v", q)
+	lim := Limits{CallTimeout: limit}
+
+	t.Run("blocked on a slow backend", func(t *testing.T) {
+		backend := &slowBackend{clock: fc, wait: limit}
+		tn := h.Tenant("slow-backend", TenantSpec{Module: module("abuse"), Owner: "victim", Limits: lim})
+		for i := range quarantineStrikes + 1 {
+			ctx := WithHostEnv(newExpiring(), &HostEnv{Egress: backend})
+			if _, err := tn.Ping(ctx, []byte("http ok")); !errors.Is(err, ErrDeadline) {
+				t.Fatalf("call %d: %v, want ErrDeadline", i, err)
+			}
+			if n := backend.calls.Load(); n != int32(i+1) {
+				t.Fatalf("call %d: the backend was called %d times, want %d", i, n, i+1)
+			}
+		}
+		if q := h.CPUQuarantined(); q["victim"] != 0 {
+			t.Fatalf("a pool blocked on a slow backend was quarantined as a spinner: %v", q)
+		}
+	})
+
+	t.Run("spinning", func(t *testing.T) {
+		tn := h.Tenant("spinner", TenantSpec{Module: module("loop"), Owner: "acme", Limits: lim})
+		for i := range quarantineStrikes {
+			if q := h.CPUQuarantined(); q["acme"] != 0 {
+				t.Fatalf("quarantined after %d calls, want %d strikes", i, quarantineStrikes)
+			}
+			caller := newExpiring()
+			ended := make(chan struct{})
+			spun := make(chan struct{})
+			r0 := reads.Load()
+			go func() {
+				// Once the call has started (read the clock) and the guest
+				// runs (the meter ticked since), the call timeout passes
+				// while it spins, then its deadline ends it.
+				defer close(spun)
+				defer caller.expire()
+				waitUntil(func() bool { return reads.Load() > r0 || chanClosed(ended) })
+				ticks := h.meterTicks.Load()
+				waitUntil(func() bool { return h.meterTicks.Load() > ticks || chanClosed(ended) })
+				fc.Advance(limit)
+			}()
+			_, err := tn.Ping(caller, []byte("hostile"))
+			close(ended)
+			<-spun
+			if !errors.Is(err, ErrDeadline) {
+				t.Fatalf("call %d: %v, want ErrDeadline", i, err)
+			}
+		}
+		if q := h.CPUQuarantined(); q["acme"] != 1 {
+			t.Fatalf("a pool spinning to its deadline %d times was not quarantined: %v", quarantineStrikes, q)
+		}
+	})
+}
+
+func chanClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }

@@ -89,6 +89,10 @@ type Config struct {
 	// noQuarantine turns quarantine (quarantine.go) off, for the CPU-share
 	// benchmark's baseline.
 	noQuarantine bool
+	// now is the clock quarantine reads (a call's running time, strikes,
+	// spells); nil means time.Now. Tests give a fake one, so whether a
+	// call is a strike does not depend on the machine's speed.
+	now func() time.Time
 }
 
 // DefaultSpares is the spare-pool size per module when Config.Spares is 0.
@@ -114,6 +118,7 @@ type Host struct {
 	obs     Observer
 	log     *slog.Logger
 	noQuar  bool
+	clock   func() time.Time // quarantine's clock (Config.now); nil: time.Now
 	spares  int
 
 	// rt runs modules with wazero's termination checks on; mrt runs
@@ -186,7 +191,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if h.obs == nil {
 		h.obs = NopObserver{}
 	}
-	h.log, h.noQuar = cfg.Logger, cfg.noQuarantine
+	h.log, h.noQuar, h.clock = cfg.Logger, cfg.noQuarantine, cfg.now
 	h.trusted = cfg.Meter
 	if h.trusted == nil {
 		h.trusted = TrustedEngine
