@@ -58,8 +58,13 @@ func newGatedFixture(t *testing.T) (*fixture, *gateProxy) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// patientLimits, as in every other fixture: on the default limits (2 s
+	// per engine call, 5 s waiting for an instance or CPU slot) a slow
+	// enough machine fails a plan ("catalog logic exceeded its time
+	// limit") or the for-each operation, whose writes queue for the
+	// tenant's 4 instances ("sandboxes are all busy").
 	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: server.BindSecrets(backend.Backend().Secrets(), demo.SecretCatalogs()),
-		OperationWait: 20 * time.Millisecond}, cats)
+		OperationWait: 20 * time.Millisecond, Limits: patientLimits()}, cats)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,8 +215,6 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 		delete(r.done, opKey{op.Tenant, op.Scope, op.N})
 		r.mu.Unlock()
 		close(done)
-		r.running.Dec()
-		r.finished.WithLabelValues(op.State).Inc()
 		r.wg.Done()
 	}()
 	ctx, cancel := context.WithTimeout(r.base, r.timeout)
@@ -253,6 +251,10 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 	default:
 		op.State, op.Error = session.OpFailed, problem.From(err).Detail
 	}
+	// Counted before the end is recorded, so whoever sees the final state
+	// (wait, another replica) also sees it in /metrics.
+	r.running.Dec()
+	r.finished.WithLabelValues(op.State).Inc()
 	// Record the end even if the run's context ended (timeout, shutdown).
 	s.updateOp(context.WithoutCancel(ctx), &op)
 }
