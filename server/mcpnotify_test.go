@@ -174,6 +174,11 @@ func TestMCPResumableStream(t *testing.T) {
 	}
 	init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	sid := init.Header.Get("Mcp-Session-Id")
+	// A client sends notifications/initialized only once initialize is
+	// answered: the server takes messages as they come, and one that
+	// overtakes initialize fails the session ("initialized before
+	// initialize", then every call "invalid during initialization").
+	readEvents(t, init.Body, func(e sseEvent) bool { return strings.Contains(e.data, `"id":1`) })
 	init.Body.Close()
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	ctxResp := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plasm_context","arguments":{"intent":"resume","seeds":[{"api":"tracker","entity":"Issue"}]}}}`)
@@ -190,14 +195,25 @@ func TestMCPResumableStream(t *testing.T) {
 	resp.Body.Close() // the client loses its stream while the run is held
 	close(gp.opened)
 
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Last-Event-ID", last)
-	again, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// The server lets go of the lost stream once it notices the closed
+	// connection; until then it refuses a resume with 409 (the stream
+	// still has a reader), and the client tries again. The deadline is one
+	// the test cannot reach unless the stream is never let go.
+	var again *http.Response
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Last-Event-ID", last)
+		var err error
+		if again, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		if again.StatusCode != http.StatusConflict || time.Now().After(deadline) {
+			break
+		}
+		again.Body.Close()
 	}
 	defer again.Body.Close()
 	if again.StatusCode != http.StatusOK {
