@@ -319,6 +319,9 @@ func (a *App) executeContext(c echo.Context) error {
 
 // executeRun runs (or with ?mode=plan, plans) a program.
 func (a *App) executeRun(c echo.Context) error {
+	if err := checkRunQuery(c.QueryParams()); err != nil {
+		return err
+	}
 	program, err := readProgram(c)
 	if err != nil {
 		return err
@@ -428,8 +431,8 @@ func readProgram(c echo.Context) (string, error) {
 		var req struct {
 			Program *string `json:"program"`
 		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			return "", problem.BadRequest("malformed-json", "the body is not valid JSON: %v", err)
+		if err := decodeJSONBody(body, &req); err != nil {
+			return "", err
 		}
 		if req.Program == nil {
 			return "", problem.BadRequest("missing-program", `the JSON body needs a "program" string`)
@@ -448,12 +451,7 @@ func bindJSON(c echo.Context, v any) error {
 		}
 		return problem.BadRequest("bad-body", "could not read the request body")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return problem.BadRequest("malformed-json", "the body is not valid JSON for this route: %v", err)
-	}
-	return nil
+	return decodeJSONBody(body, v)
 }
 
 // negotiate picks a run result format from Accept; the default is the same

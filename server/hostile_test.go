@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/server"
+)
+
+// TestHTTPHostileInput: inputs a hostile or careless client sends to the
+// HTTP surface get a typed problem that says what is wrong in the client's
+// terms, and nothing the server would misread runs.
+func TestHTTPHostileInput(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	path := f.open(t, "tracker", "Issue")
+	const get = `Issue("iss-1")[id]`
+	tests := []struct {
+		name, path, ctype, body string
+		status                  int
+		detail                  []string // substrings of the problem's detail
+		absent                  []string // substrings the detail must not hold
+	}{
+		// A query parameter the server does not understand used to be
+		// taken as absent: ?mode=PLAN ran the program live.
+		{name: "mode in capitals", path: path + "?mode=PLAN&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`mode="PLAN"`, "mode=plan"}},
+		{name: "unknown mode", path: path + "?mode=dry&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`mode="dry"`}},
+		{name: "misspelt mode", path: path + "?mdoe=plan&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`"mdoe"`, "mode"}},
+		{name: "force=1", path: path + "?force=1", ctype: "text/plain", body: get, status: 400, detail: []string{`force="1"`, "force=true or force=false"}},
+		{name: "wait=no", path: path + "?wait=no&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`wait="no"`}},
+		{name: "mode twice", path: path + "?mode=plan&mode=run&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`"mode" is given 2 times`}},
+		// A JSON program body with a field the route does not read was
+		// accepted and the field dropped: "mode": "plan" ran live.
+		{name: "mode in the JSON body", path: path, ctype: "application/json", body: `{"program": "Issue(\"iss-1\")[id]", "mode": "plan"}`, status: 400, detail: []string{`unknown field "mode"`, "program"}},
+		{name: "trailing data after the program", path: path, ctype: "application/json", body: `{"program": "Issue(\"iss-1\")[id]"} {"program": "Issue(\"iss-2\").delete()"}`, status: 400, detail: []string{"more than one JSON value"}},
+		{name: "program of the wrong type", path: path, ctype: "application/json", body: `{"program": 5}`, status: 400, detail: []string{`field "program" must be a string, not a number`}, absent: []string{"Go ", "struct"}},
+		// encoding/json's messages named Go types and struct tags.
+		{name: "open with an array", path: "/execute", ctype: "application/json", body: `[]`, status: 400, detail: []string{"must be a JSON object, not an array"}, absent: []string{"Go ", "struct", "EntryID"}},
+		{name: "open with entities as a string", path: "/execute", ctype: "application/json", body: `{"entry_id": "tracker", "entities": "Issue"}`, status: 400, detail: []string{`field "entities" must be a list of strings, not a string`}, absent: []string{"Go ", "[]string"}},
+		{name: "open with an unknown field", path: "/execute", ctype: "application/json", body: `{"entry_id": "tracker", "entities": ["Issue"], "extra": 1}`, status: 400, detail: []string{`unknown field "extra"`, "entities, entry_id, intent, ranked_capabilities"}},
+		{name: "open followed by another value", path: "/execute", ctype: "application/json", body: `{"entry_id": "tracker", "entities": ["Issue"]}{"x": 1}`, status: 400, detail: []string{"more than one JSON value"}},
+		{name: "open truncated", path: "/execute", ctype: "application/json", body: `{"entry_id": "tra`, status: 400, detail: []string{"ends early"}},
+		{name: "open empty", path: "/execute", ctype: "application/json", body: ``, status: 400, detail: []string{"body is empty"}},
+		{name: "open not JSON", path: "/execute", ctype: "application/json", body: `{entry_id: 1}`, status: 400, detail: []string{"not valid JSON at byte 2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.do(t, "POST", tc.path, tc.ctype, tc.body)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			detail, _ := problemOf(t, r)["detail"].(string)
+			for _, want := range tc.detail {
+				if !strings.Contains(detail, want) {
+					t.Errorf("detail %q lacks %q", detail, want)
+				}
+			}
+			for _, bad := range tc.absent {
+				if strings.Contains(detail, bad) {
+					t.Errorf("detail %q holds %q", detail, bad)
+				}
+			}
+		})
+	}
+	// What the server understands still works.
+	for _, q := range []string{"?mode=plan", "?force=true", "?force=false", "?wait=true&force=true", "?plan_commit_ref=pc9&force=false"} {
+		if r := f.do(t, "POST", path+q, "text/plain", get); r.status != http.StatusOK {
+			t.Errorf("%s: status %d: %s", q, r.status, r.body)
+		}
+	}
+	if r := f.do(t, "POST", path, "application/json", `{"program": "Issue(\"iss-1\")[id]"}`+"\n"); r.status != http.StatusOK {
+		t.Errorf("JSON program with a trailing newline: status %d: %s", r.status, r.body)
+	}
+}
