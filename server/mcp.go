@@ -125,6 +125,7 @@ func (a *App) newMCPServer() *mcp.Server {
 				a.endTransport(ss)
 			}()
 		},
+		SetCacheable: privateResourceReads,
 	})
 	s.AddReceivingMiddleware(a.rateLimitTools)
 	s.AddReceivingMiddleware(a.notifyMiddleware)
@@ -136,6 +137,18 @@ func (a *App) newMCPServer() *mcp.Server {
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "teaching", URITemplate: "plasm://session/{ref}/teaching", MIMEType: "text/markdown", Description: "The logical session's whole teaching table (first wave and every delta), by ref or session handle"}, a.readTeachingResource)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "run-canonical", URITemplate: "plasm://execute/{prompt_hash}/{session_id}/run/{run_id}", MIMEType: "application/json", Description: "A run's full results, by canonical id"}, a.readRunResource)
 	return s
+}
+
+// privateResourceReads marks every resources/read result cacheable by the
+// requesting client only. The SDK's default scope is "public" (any client
+// or intermediary may cache and serve it), but a resource here is one
+// tenant's run results or teaching table: a shared MCP gateway honouring
+// "public" could hand them to another tenant asking for the same URI
+// (plasm://session/s0/r/1 names a different run on every connection).
+func privateResourceReads(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.ReadResourceRequest); ok {
+		c.CacheScope = "private"
+	}
 }
 
 // mcpTenant resolves the tenant of a tool call: from the HTTP bearer token
