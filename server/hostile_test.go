@@ -72,3 +72,23 @@ func TestHTTPHostileInput(t *testing.T) {
 		t.Errorf("JSON program with a trailing newline: status %d: %s", r.status, r.body)
 	}
 }
+
+// TestHTTPWaitWithComments: wait(…) and cancel(…) with the ;; comments the
+// language allows are answered by the host like bare ones; they used to
+// reach the planner, which said the server had no operations at all.
+func TestHTTPWaitWithComments(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	path := f.open(t, "tracker", "Issue")
+	if r := f.do(t, "POST", path+"?wait=false&force=true", "text/plain", `Issue{status="open"}.limit(2)[id]`); r.status != http.StatusAccepted || !strings.Contains(r.body, "s0_o1") {
+		t.Fatalf("operation: status %d: %s", r.status, r.body)
+	}
+	for _, program := range []string{";; poll the operation\nwait(s0_o1)", "wait(s0_o1) ;; again", "cancel(s0_o1) ;; stop it\n;; done"} {
+		r := f.do(t, "POST", path, "text/plain", program)
+		if r.status != http.StatusOK && r.status != http.StatusAccepted {
+			t.Fatalf("%q: status %d: %s", program, r.status, r.body)
+		}
+		if !strings.Contains(r.body, "s0_o1") && !strings.Contains(r.body, "iss-") {
+			t.Fatalf("%q: neither progress nor result: %s", program, r.body)
+		}
+	}
+}

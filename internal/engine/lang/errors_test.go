@@ -70,8 +70,10 @@ var errorCases = []errCase{
 	// unsupported constructs parse, then are refused where they stand
 	{name: "page_size_late", program: `Project.limit(3).page_size(10)`, code: abi.CodeType, line: 1, col: 18, msg: "right after the read"},
 	{name: "page_size_get", program: `Project("p1").page_size(10)`, code: abi.CodeType, line: 1, col: 15, msg: "right after the read"},
-	{name: "wait", program: `wait(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "wait(…) is not supported"},
-	{name: "cancel", program: `cancel(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "cancel(…) is not supported"},
+	{name: "wait", program: `wait(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "wait(…) must be the whole program", hint: "send wait(sN_oM) on its own"},
+	{name: "cancel", program: `cancel(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 1, msg: "cancel(…) must be the whole program", hint: "send cancel(sN_oM) on its own"},
+	{name: "wait_beside_a_root", program: "wait(s0_o1), Project(\"p1\")", code: abi.CodeBadRequest, line: 1, col: 1, msg: "wait(…) must be the whole program", hint: "plasm_run"},
+	{name: "cancel_bound", program: "x = cancel(s0_o1)\nx", code: abi.CodeBadRequest, line: 1, col: 5, msg: "cancel(…) must be the whole program"},
 	{name: "bad_page_handle", program: `page(s0_o1)`, code: abi.CodeBadRequest, line: 1, col: 6, msg: "invalid page handle", hint: "operation handle"},
 
 	// names

@@ -21,10 +21,8 @@ func checkSupported(lines []*line) *abi.Error {
 	for _, ln := range lines {
 		for _, r := range ln.rhs {
 			switch r.kind {
-			case rhsWait:
-				return notSupported(r.p, "wait(…)", "this server runs programs to completion; there is no operation to wait for")
-			case rhsCancel:
-				return notSupported(r.p, "cancel(…)", "this server runs programs to completion; there is no operation to cancel")
+			case rhsWait, rhsCancel:
+				return notAlone(r)
 			}
 			chains := [][]*step{r.steps}
 			if r.effect != nil {
@@ -43,4 +41,19 @@ func checkSupported(lines []*line) *abi.Error {
 		}
 	}
 	return nil
+}
+
+// notAlone refuses a wait(…) or cancel(…) the host did not take. The host
+// answers them (operations live there, not in the plan) only when one is
+// the whole live program; what reaches the planner is one beside other
+// statements, or one sent for a dry run. The message used to say this
+// server has no operations at all, which sent agents away from a handle
+// that works.
+func notAlone(r *rhs) *abi.Error {
+	verb := "wait"
+	if r.kind == rhsCancel {
+		verb = "cancel"
+	}
+	return errAt(r.p, abi.CodeBadRequest, verb+"(…) must be the whole program, and is not planned",
+		"send "+verb+"(sN_oM) on its own (;; comments aside) as a live run: plasm_run, or HTTP without ?mode=plan")
 }

@@ -101,16 +101,41 @@ func (r *opRunner) close() {
 // continuationRe matches a whole program that is a wait(…) or cancel(…).
 var continuationRe = regexp.MustCompile(`^\s*(wait|cancel)\(\s*([A-Za-z0-9_]+)\s*\)\s*$`)
 
+// continuation reads a program that is one wait(…) or cancel(…), with any
+// ;; comments the language allows around it. Matching the raw text alone
+// sent `;; poll\nwait(s0_o1)` or `wait(s0_o1) ;; again` to the planner,
+// which answered that this server has no operations to wait for. Cutting
+// every line at ";;" cannot turn another program into a match: a cut
+// inside a string leaves its opening quote, which the pattern refuses.
+func continuation(program string) (verb, handle string, ok bool) {
+	if !strings.Contains(program, ";;") {
+		m := continuationRe.FindStringSubmatch(program)
+		if m == nil {
+			return "", "", false
+		}
+		return m[1], m[2], true
+	}
+	lines := strings.Split(program, "\n")
+	for i, ln := range lines {
+		lines[i], _, _ = strings.Cut(ln, ";;")
+	}
+	m := continuationRe.FindStringSubmatch(strings.Join(lines, "\n"))
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
 // Execute is a live run as both surfaces see it: wait(…) and cancel(…)
 // programs, review gating, then a plain run or an operation. wait is the
 // caller's choice (nil: the server decides by the plan's cost).
 func (s *Service) Execute(ctx context.Context, t *tenant.Tenant, sc RunScope, program string, wait *bool) (*Answer, error) {
-	if m := continuationRe.FindStringSubmatch(program); m != nil {
-		n, err := s.opHandle(ctx, t, sc, m[2])
+	if verb, handle, ok := continuation(program); ok {
+		n, err := s.opHandle(ctx, t, sc, handle)
 		if err != nil {
 			return nil, err
 		}
-		if m[1] == "cancel" {
+		if verb == "cancel" {
 			return s.cancelOp(ctx, t, sc, n)
 		}
 		return s.waitOp(ctx, t, sc, n)
