@@ -64,6 +64,14 @@ var errorCases = []errCase{
 	{name: "bad_sort_direction", program: `Issue{status="open"}.sort(votes, up)`, code: abi.CodeSyntax, line: 1, col: 34, msg: "asc or desc"},
 	{name: "limit_zero", program: `Project.limit(0)`, code: abi.CodeType, line: 1, col: 15, msg: "positive whole number"},
 	{name: "malformed_number", program: `Issue(12ab)`, code: abi.CodeSyntax, line: 1, col: 7, msg: "malformed number"},
+	// A whole number beyond int64 became a float64 (rounded), and 007
+	// became 7: Issue(007) asked the backend for id "7".
+	{name: "leading_zero_id", program: `Issue(007)`, code: abi.CodeSyntax, line: 1, col: 7, msg: "number 007 has a leading zero", hint: `write 7 for the number, or "007" (quoted)`},
+	{name: "leading_zero_negative", program: `Issue{votes=-01.5}`, code: abi.CodeSyntax, line: 1, col: 13, msg: "number -01.5 has a leading zero", hint: "write -1.5 for the number"},
+	{name: "leading_zero_zero", program: `Issue{votes=00}`, code: abi.CodeSyntax, line: 1, col: 13, hint: "write 0 for the number"},
+	{name: "whole_number_out_of_range", program: `Issue{votes=12345678901234567890}`, code: abi.CodeSyntax, line: 1, col: 13, msg: "whole number 12345678901234567890 is out of range", hint: `"12345678901234567890"`},
+	{name: "limit_over_int32", program: `Project.limit(99999999999)`, code: abi.CodeType, line: 1, col: 15, msg: "at most 2147483647, found 99999999999"},
+	{name: "limit_out_of_range", program: `Project.limit(99999999999999999999999)`, code: abi.CodeSyntax, line: 1, col: 15, msg: "out of range"},
 	{name: "second_line_column", program: "a = Project(\"p1\")\na.issues.limit(1)[id,, title]", code: abi.CodeSyntax, line: 2, col: 22, msg: `expected a field name, found ","`},
 	{name: "unknown_aggregate", program: `Issue.aggregate(n=median(votes))`, code: abi.CodeSyntax, line: 1, col: 19, msg: "unknown aggregate"},
 

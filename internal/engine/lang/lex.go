@@ -342,13 +342,21 @@ func (lx *lexer) number(start int, p pos) *abi.Error {
 			`quote values that are not plain numbers, e.g. "`+lx.src[start:lx.off+1]+`…"`)
 	}
 	text := lx.src[start:lx.off]
-	var v any
-	if !decimal {
-		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+	if !decimal || leadingZero(text) {
+		// A whole number is exact or has no value: beyond int64 it used to
+		// become a float64 (12345678901234567890 was sent as
+		// 12345678901234567000), and 007 became 7 (Issue(007) asked for id
+		// "7"). Such a token keeps num nil; a phrase may still use its raw
+		// text, and the parser refuses it as a value (numberProblem).
+		var v any
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil && !leadingZero(text) {
 			v = n
 		}
+		lx.emit(tNumber, start, p, text).num = v
+		return nil
 	}
-	if v == nil {
+	var v any
+	{
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil {
 			return errAt(p, abi.CodeSyntax, "number "+text+" is out of range", "quote it to pass it as text")
@@ -500,4 +508,29 @@ func (lx *lexer) heredoc(start int, p pos) *abi.Error {
 		}
 	}
 	return errAt(p, abi.CodeSyntax, "heredoc <<"+tag+" is never closed", "end it with a line containing only "+tag)
+}
+
+// leadingZero reports a number written with a zero before another digit
+// (007, -01.5): JSON forbids them, and the value such a literal meant,
+// number or text, cannot be told.
+func leadingZero(text string) bool {
+	text = strings.TrimPrefix(text, "-")
+	return len(text) > 1 && text[0] == '0' && isDigit(text[1])
+}
+
+// numberProblem says why a number token has no value (see number).
+func numberProblem(t *token) *abi.Error {
+	if leadingZero(t.raw) {
+		digits := strings.TrimLeft(strings.TrimPrefix(t.raw, "-"), "0")
+		if digits == "" || digits[0] == '.' {
+			digits = "0" + digits
+		}
+		if strings.HasPrefix(t.raw, "-") {
+			digits = "-" + digits
+		}
+		return errAt(t.p, abi.CodeSyntax, "number "+t.raw+" has a leading zero",
+			"write "+digits+" for the number, or \""+t.raw+"\" (quoted) for text such as an id")
+	}
+	return errAt(t.p, abi.CodeSyntax, "whole number "+t.raw+" is out of range (at most 9223372036854775807 either side of zero)",
+		"quote it (\""+t.raw+"\") to pass it as text, or write it with a decimal point ("+t.raw+".0) for an approximate number")
 }

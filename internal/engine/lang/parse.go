@@ -246,15 +246,25 @@ func (ps *parser) continuation(r *rhs, isPage bool) *abi.Error {
 	return err
 }
 
+// maxCount bounds .limit(n), .page_size(n) and page(…, limit=n): an int32,
+// so it means the same on every platform.
+const maxCount = 1<<31 - 1
+
 func (ps *parser) count() (int, pos, *abi.Error) {
 	t := ps.peek()
 	if t.kind != tNumber {
 		return 0, t.p, ps.unexpected(t, "a whole number")
 	}
 	ps.next()
+	if t.num == nil {
+		return 0, t.p, numberProblem(t)
+	}
 	n, ok := t.num.(int64)
-	if !ok || n < 1 || n > 1<<31-1 {
+	if !ok || n < 1 {
 		return 0, t.p, errAt(t.p, abi.CodeType, "expected a positive whole number, found "+t.raw, "")
+	}
+	if n > maxCount {
+		return 0, t.p, errAt(t.p, abi.CodeType, "expected a positive whole number of at most "+fmt.Sprint(maxCount)+", found "+t.raw, "")
 	}
 	return int(n), t.p, nil
 }
@@ -643,6 +653,9 @@ func (ps *parser) value() (*value, *abi.Error) {
 		v.lit = t.text
 	case tNumber:
 		ps.next()
+		if t.num == nil {
+			return nil, numberProblem(t)
+		}
 		v.lit = t.num
 	case tLBrack:
 		ps.next()
