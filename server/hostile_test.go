@@ -41,6 +41,7 @@ func TestHTTPHostileInput(t *testing.T) {
 		{name: "open followed by another value", path: "/execute", ctype: "application/json", body: `{"entry_id": "tracker", "entities": ["Issue"]}{"x": 1}`, status: 400, detail: []string{"more than one JSON value"}},
 		{name: "open truncated", path: "/execute", ctype: "application/json", body: `{"entry_id": "tra`, status: 400, detail: []string{"ends early"}},
 		{name: "open empty", path: "/execute", ctype: "application/json", body: ``, status: 400, detail: []string{"body is empty"}},
+		{name: "discover with a fraction", path: "/v1/discover", ctype: "application/json", body: `{"intent": "issues", "max_options": 2.5}`, status: 400, detail: []string{`field "max_options" must be a whole number, not 2.5`}},
 		{name: "open not JSON", path: "/execute", ctype: "application/json", body: `{entry_id: 1}`, status: 400, detail: []string{"not valid JSON at byte 2"}},
 	}
 	for _, tc := range tests {

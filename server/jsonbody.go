@@ -58,9 +58,13 @@ func describeJSONError(err error, v any) string {
 }
 
 // jsonArticle names a JSON value kind as encoding/json reports it
-// ("array", "number", "number 1.5", "string", "bool", "object").
+// ("array", "number", "string", "bool", "object"), or the value itself
+// when it reports one ("number 1.5": a number that did not fit).
 func jsonArticle(kind string) string {
-	word, _, _ := strings.Cut(kind, " ")
+	word, value, _ := strings.Cut(kind, " ")
+	if value != "" {
+		return value
+	}
 	switch word {
 	case "array", "object":
 		return "an " + word
