@@ -256,7 +256,8 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	case strings.TrimSpace(intent) == "":
 		return toolError(problem.BadRequest("missing-intent", "missing intent: pass intent, or announce _meta.plasm.intent in initialize"), nil), nil, nil
 	case announced != "" && announced != intent:
-		a.log.Info("plasm_context: explicit intent differs from session context; using the explicit one", "explicit", intent, "session", announced)
+		a.log.Info("plasm_context: explicit intent differs from session context; using the explicit one",
+			"explicit", core.ClipForLog(intent, 200), "session", core.ClipForLog(announced, 200))
 	}
 	out, err := a.svc.Context(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), intent, in.Seeds, in.Ranked)
 	if err != nil {

@@ -71,6 +71,9 @@ const staleNotice = "> **Session replaced.** The previous execute session for th
 // its ref on this transport, then a first open, an expand / federate of the
 // bound execute session, or one unchanged line.
 func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, intent string, seeds []Seed, ranked []string) (*ContextResult, error) {
+	if err := CheckIntent(intent); err != nil {
+		return nil, err
+	}
 	rs, err := s.resolveSeeds(t, seeds)
 	if err != nil {
 		return nil, err
@@ -142,6 +145,9 @@ func (s *Service) Context(ctx context.Context, t *tenant.Tenant, transport, inte
 // OpenExecute opens an execute session (HTTP POST /execute), reusing a live
 // one with the same SessionReuseKey.
 func (s *Service) OpenExecute(ctx context.Context, t *tenant.Tenant, seeds []Seed, intent string, ranked []string, logicalID string) (*Opened, error) {
+	if err := CheckIntent(intent); err != nil {
+		return nil, err
+	}
 	rs, err := s.resolveSeeds(t, seeds)
 	if err != nil {
 		return nil, err
@@ -200,6 +206,9 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed,
 // Extend expands or federates a live execute session with more seeds
 // (HTTP POST /execute/{ph}/{s}/context).
 func (s *Service) Extend(ctx context.Context, t *tenant.Tenant, ex session.Execute, seeds []Seed, intent string, ranked []string) (*Extended, error) {
+	if err := CheckIntent(intent); err != nil {
+		return nil, err
+	}
 	rs, err := s.resolveSeeds(t, seeds)
 	if err != nil {
 		return nil, err

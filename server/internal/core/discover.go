@@ -13,6 +13,9 @@ func (s *Service) Discover(t *tenant.Tenant, intent string, max int, allowed []s
 	if strings.TrimSpace(intent) == "" {
 		return "", nil, problem.BadRequest("missing-intent", "intent is required: one sentence describing the whole goal")
 	}
+	if err := CheckIntent(intent); err != nil {
+		return "", nil, err
+	}
 	if max <= 0 {
 		max = 12
 	}
