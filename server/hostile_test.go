@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,6 +91,29 @@ func TestHTTPWaitWithComments(t *testing.T) {
 		}
 		if !strings.Contains(r.body, "s0_o1") && !strings.Contains(r.body, "iss-") {
 			t.Fatalf("%q: neither progress nor result: %s", program, r.body)
+		}
+	}
+}
+
+// TestLongPathsLoggedClipped: every request writes a log line quoting its
+// path, and Go takes request lines up to its 1 MB header limit; the line
+// and a 404's detail quote the path clipped, whoever sends it.
+func TestLongPathsLoggedClipped(t *testing.T) {
+	logs := &syncBuffer{}
+	f := newFixture(t, server.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	long := strings.Repeat("A", 300<<10)
+	for _, p := range []string{"/execute/" + long + "/x", "/nothing/" + long, "/execute/x/" + long + "/runs"} {
+		r := f.do(t, "GET", p, "", "")
+		if r.status != http.StatusNotFound {
+			t.Fatalf("GET %.40s…: status %d", p, r.status)
+		}
+		if len(r.body) > 4<<10 {
+			t.Errorf("GET %.40s…: a %d-byte answer", p, len(r.body))
+		}
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if len(line) > 4<<10 {
+			t.Errorf("log line of %d bytes: %.200s…", len(line), line)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -121,16 +122,16 @@ func (a *App) httpError(err error, c echo.Context) {
 			p = problem.New(he.Code, "body-too-large", "the request body is over the "+a.cfg.MaxBody+" limit")
 		}
 		if he.Code == http.StatusNotFound {
-			p = problem.New(he.Code, "not-found", "no such route: "+c.Request().Method+" "+c.Request().URL.Path)
+			p = problem.New(he.Code, "not-found", "no such route: "+core.ClipForLog(c.Request().Method, 16)+" "+core.ClipForLog(c.Request().URL.Path, maxLoggedPath))
 		}
 		if he.Code == http.StatusMethodNotAllowed {
-			p = problem.New(he.Code, "method-not-allowed", c.Request().Method+" is not allowed on "+c.Request().URL.Path)
+			p = problem.New(he.Code, "method-not-allowed", core.ClipForLog(c.Request().Method, 16)+" is not allowed on "+core.ClipForLog(c.Request().URL.Path, maxLoggedPath))
 		}
 	default:
 		p = problem.From(err)
 	}
 	if p.Status >= 500 && p.Type == problem.Base+"internal" {
-		a.log.Error("internal error", "path", c.Request().URL.Path, "err", err)
+		a.log.Error("internal error", "path", core.ClipForLog(c.Request().URL.Path, maxLoggedPath), "err", err)
 	}
 	if p.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
@@ -272,9 +273,17 @@ func (a *App) executeOpen(c echo.Context) error {
 	})
 }
 
+// maxSessionParam bounds the {ph} and {s} of an execute path: prompt hashes
+// are 16 hex digits and session ids UUIDs.
+const maxSessionParam = 64
+
 func executePath(e session.Execute) string { return "/execute/" + e.PromptHash + "/" + e.ID }
 
 func (a *App) loadExecute(c echo.Context) (session.Execute, error) {
+	if len(c.Param("ph")) > maxSessionParam || len(c.Param("s")) > maxSessionParam {
+		// No session has such a name; the store's message would quote it.
+		return session.Execute{}, fmt.Errorf("execute session: %w", session.ErrNotFound)
+	}
 	ex, err := a.svc.Store().GetExecute(c.Request().Context(), tenantOf(c).ID, c.Param("ph"), c.Param("s"))
 	if err == nil && ex.Principal != tenantOf(c).Principal {
 		return session.Execute{}, session.ErrNotFound

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/plasmd/plasmd/server/internal/activity"
+	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 	"github.com/plasmd/plasmd/server/internal/tracing"
@@ -21,6 +22,12 @@ import (
 func OTLPTracerProvider(ctx context.Context, endpoint string) (*trace.TracerProvider, error) {
 	return tracing.OTLP(ctx, endpoint)
 }
+
+// maxLoggedPath bounds the path a request line quotes. Go's server takes
+// request lines up to its 1 MB header limit, and the line is written for
+// every request, authenticated or not: unclipped, each one could write a
+// megabyte to the log.
+const maxLoggedPath = 512
 
 // requestLog writes one line per request with the tenant, logical and
 // execute session, run id and problem type (empty when they do not
@@ -49,7 +56,7 @@ func (a *App) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			level = slog.LevelError
 		}
 		a.log.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.String("method", core.ClipForLog(r.Method, 16)), slog.String("path", core.ClipForLog(r.URL.Path, maxLoggedPath)), slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("tenant", tenantID), slog.String("logical_session", logical),
 			slog.String("execute_session", execute), slog.String("run_id", runID),
