@@ -510,7 +510,7 @@ func TestHostileInput(t *testing.T) {
 		{"deeper flow", deeper, "", "c/domain.yaml:2: invalid YAML: exceeded max depth of 10000"},
 		{"deep expression", "version: 1\n", "x:\n  query:\n    " + strings.ReplaceAll(nested, "\n", "\n    ") + "\n", "expression nested deeper than 32 levels"},
 		{"deep literal", "version: 1\n", "x: {query: " + nestedConst + "}\n", "value nested deeper than 64 levels"},
-		{"binary", "\x00\xff\xfe", "", "c/domain.yaml: invalid YAML"},
+		{"binary", "\x00\xff\xfe", "", "c/domain.yaml:1:1: invalid YAML: control character U+0000"},
 		{"huge name", "version: 1\nvalues: {a: {type: " + strings.Repeat("k", 100000) + "}}\n", "", "c/domain.yaml:2:20: values.a.type: \"kkkk"},
 	}
 	for _, tt := range tests {

@@ -122,6 +122,10 @@ func (p *parser) parseYAML(data []byte) (root *yaml.Node, ok bool) {
 		if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			p.errorf(&yaml.Node{Line: line}, "invalid YAML: %s", m[2])
+		} else if line, col, what, found := firstBadChar(data); found {
+			// The reader's failures (bad encoding, control characters)
+			// come without a position; find the character it refused.
+			p.errorf(&yaml.Node{Line: line, Column: col}, "invalid YAML: %s", what)
 		} else {
 			p.errorf(nil, "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
 		}
