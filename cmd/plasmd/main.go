@@ -23,8 +23,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/plasmd/plasmd/demo"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
@@ -314,7 +312,7 @@ func stdio(args []string, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if err := app.ServeStdio(ctx, &mcp.StdioTransport{}); err != nil {
+	if err := app.ServeStdio(ctx, server.GuardedStdio(os.Stdin, os.Stdout)); err != nil {
 		fmt.Fprintln(stderr, "plasmd:", err)
 		return 1
 	}
