@@ -653,10 +653,9 @@ func (ps *parser) value() (*value, *abi.Error) {
 		v.lit = t.text
 	case tNumber:
 		ps.next()
-		if t.num == nil {
+		if v.lit = t.num; t.num == nil {
 			return nil, numberProblem(t)
 		}
-		v.lit = t.num
 	case tLBrack:
 		ps.next()
 		v.kind = vList
@@ -727,11 +726,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 		ps.i = save
 		n, _ := ps.ident("a value")
 		v.kind, v.ident = vIdent, n
-		// A one-word phrase ends before a postfix call as a longer one does
-		// (phrase): Issue~login.limit(2) read login.limit as a label's
-		// field and failed at "(". A field is never called, so a postfix
-		// keyword followed by "(" is the step.
-		if !ps.phrase(v) && ps.peek().kind == tDot && !(ps.postfixAt(1) && ps.peekN(2).kind == tLParen) {
+		if !ps.phrase(v) && ps.peek().kind == tDot && !ps.postfixCallAt(1) {
 			ps.next()
 			f, err := ps.ident("a field name")
 			if err != nil {
