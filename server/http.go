@@ -464,22 +464,38 @@ func bindJSON(c echo.Context, v any) error {
 }
 
 // negotiate picks a run result format from Accept; the default is the same
-// Markdown an MCP client sees.
+// Markdown an MCP client sees. The highest q wins, the first listed among
+// equals; q=0 means "not this one" (RFC 9110 §12.5.1), which used to be
+// ignored: "application/json;q=0, text/markdown" got JSON.
 func negotiate(accept string) (string, error) {
 	if strings.TrimSpace(accept) == "" {
 		return "text/markdown", nil
 	}
+	best, bestQ := "", 0.0
 	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
 		switch mt {
 		case "application/json", "application/x-ndjson", "text/tab-separated-values", "text/markdown":
-			return mt, nil
 		case "*/*", "text/*":
-			return "text/markdown", nil
+			mt = "text/markdown"
+		default:
+			continue
 		}
+		if q > bestQ {
+			best, bestQ = mt, q
+		}
+	}
+	if best != "" {
+		return best, nil
 	}
 	p := problem.New(http.StatusNotAcceptable, "not-acceptable", "supported: text/markdown, application/json, application/x-ndjson, text/tab-separated-values")
 	return "", p
