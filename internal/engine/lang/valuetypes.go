@@ -128,6 +128,11 @@ func checkDate(dom *catalog.Value, v any, bad func(want, hint string) *abi.Error
 
 // checkID checks a literal id against the type of the entity's id field.
 func (p *planner) checkID(x ent, id any, at pos) *abi.Error {
+	if s, ok := id.(string); ok && s == "" {
+		// No row has an empty id; the request compiler refused it later
+		// as a catalog-compile failure with no line (Issue("")).
+		return errAt(at, abi.CodeType, x.name+" id is empty", "pass the id of a row: "+x.name+"(\"…\")")
+	}
 	f := x.e.Fields[idField(x.e)]
 	if f == nil || id == nil {
 		return nil
