@@ -6,10 +6,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-func (a *App) credentialRoutes(g *echo.Group) {
-	g.GET("/v1/credentials", a.credentialsList)
-	g.PUT("/v1/credentials/:entry", a.credentialPut)
-	g.DELETE("/v1/credentials/:entry", a.credentialDelete)
+func (a *App) credentialRoutes(route func(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)) {
+	route(http.MethodGet, "/v1/credentials", a.credentialsList)
+	route(http.MethodPut, "/v1/credentials/:entry", a.credentialPut)
+	route(http.MethodDelete, "/v1/credentials/:entry", a.credentialDelete)
 }
 
 // credentialPut stores the caller's own credential for a catalog the

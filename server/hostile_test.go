@@ -117,3 +117,34 @@ func TestLongPathsLoggedClipped(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongMethod: a method a real route does not serve is 405 with Allow,
+// not 404 "no such route" (echo's group catch-all used to swallow it), and
+// an unknown path is still 404; neither reaches a handler unauthenticated.
+func TestWrongMethod(t *testing.T) {
+	f := newFixture(t, server.Config{})
+	path := f.open(t, "tracker", "Issue")
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		typ, allow   string
+	}{
+		{"PUT", "/execute", 405, "method-not-allowed", "POST"},
+		{"DELETE", "/v1/registry", 405, "method-not-allowed", "GET"},
+		{"PATCH", path, 405, "method-not-allowed", "GET"},
+		{"GET", "/v1/discover", 405, "method-not-allowed", "POST"},
+		{"GET", "/no/such/route", 404, "not-found", ""},
+	} {
+		r := f.do(t, tc.method, tc.path, "", "")
+		if r.status != tc.status {
+			t.Errorf("%s %s: status %d, want %d: %s", tc.method, tc.path, r.status, tc.status, r.body)
+			continue
+		}
+		if typ, _ := problemOf(t, r)["type"].(string); !strings.HasSuffix(typ, "/"+tc.typ) {
+			t.Errorf("%s %s: type %q, want %s", tc.method, tc.path, typ, tc.typ)
+		}
+		if tc.allow != "" && !strings.Contains(r.header.Get("Allow"), tc.allow) {
+			t.Errorf("%s %s: Allow %q lacks %s", tc.method, tc.path, r.header.Get("Allow"), tc.allow)
+		}
+	}
+}

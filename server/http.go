@@ -36,25 +36,31 @@ func (a *App) routes(e *echo.Echo) {
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: a.cfg.MaxBody}))
 	e.GET("/v1/health", a.health)
 	a.metadataRoutes(e)
-	auth := e.Group("", a.authenticate)
-	auth.GET("/v1/registry", a.registryList)
-	auth.GET("/v1/registry/:entry", a.registryEntry)
-	auth.POST("/v1/discover", a.discover)
+	// Authenticated routes carry the middleware themselves rather than
+	// through a Group: echo gives a group with middleware a catch-all
+	// route, which answered a wrong method on a real path (PUT /execute)
+	// with 404 "no such route" instead of 405 with Allow.
+	auth := func(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+		e.Add(method, path, h, append([]echo.MiddlewareFunc{a.authenticate}, m...)...)
+	}
+	auth(http.MethodGet, "/v1/registry", a.registryList)
+	auth(http.MethodGet, "/v1/registry/:entry", a.registryEntry)
+	auth(http.MethodPost, "/v1/discover", a.discover)
 	a.credentialRoutes(auth)
-	auth.GET("/v1/audit", a.auditList)
-	auth.POST("/v1/invalidate", a.invalidate)
-	auth.POST("/execute", a.executeOpen)
-	auth.GET("/execute/:ph/:s", a.executeGet)
-	auth.POST("/execute/:ph/:s", a.executeRun)
-	auth.POST("/execute/:ph/:s/context", a.executeContext)
-	auth.GET("/execute/:ph/:s/runs", a.executeRuns)
-	auth.GET("/execute/:ph/:s/artifacts/:run", a.executeArtifact)
-	auth.GET("/execute/:ph/:s/operations/:handle", a.executeOperation)
+	auth(http.MethodGet, "/v1/audit", a.auditList)
+	auth(http.MethodPost, "/v1/invalidate", a.invalidate)
+	auth(http.MethodPost, "/execute", a.executeOpen)
+	auth(http.MethodGet, "/execute/:ph/:s", a.executeGet)
+	auth(http.MethodPost, "/execute/:ph/:s", a.executeRun)
+	auth(http.MethodPost, "/execute/:ph/:s/context", a.executeContext)
+	auth(http.MethodGet, "/execute/:ph/:s/runs", a.executeRuns)
+	auth(http.MethodGet, "/execute/:ph/:s/artifacts/:run", a.executeArtifact)
+	auth(http.MethodGet, "/execute/:ph/:s/operations/:handle", a.executeOperation)
 	// Metrics carry tenant ids (bounded, from the tenants file) but no
 	// secrets; with auth on only loopback clients (operators) may read them.
 	e.GET("/metrics", echo.WrapHandler(a.metrics.Handler()), a.operatorOnly)
 	mcpHandler := echo.WrapHandler(a.mcpHTTP)
-	auth.Any("/mcp", mcpHandler, a.mcpGuard)
+	e.Any("/mcp", mcpHandler, a.authenticate, a.mcpGuard)
 	a.consoleRoutes(e)
 }
 
