@@ -191,7 +191,7 @@ func TestMCPResumableStream(t *testing.T) {
 	if last == "" {
 		t.Fatal("no event id on the tool call's stream")
 	}
-	<-gp.arrived
+	gp.await(t)
 	resp.Body.Close() // the client loses its stream while the run is held
 	close(gp.opened)
 

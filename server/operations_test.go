@@ -42,6 +42,21 @@ func (p *gateProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.next.ServeHTTP(w, r)
 }
 
+// await waits for the next request to reach the gate. The bound is far
+// past any machine's pace; it turns a request that never comes (a
+// regression) into a failure that says so rather than a hang until the
+// test binary's timeout.
+func (p *gateProxy) await(t testing.TB) string {
+	t.Helper()
+	select {
+	case r := <-p.arrived:
+		return r
+	case <-time.After(5 * time.Minute):
+		t.Fatal("no request reached the backend")
+		return ""
+	}
+}
+
 // newGatedFixture serves the demo catalogs through a gateProxy.
 func newGatedFixture(t *testing.T) (*fixture, *gateProxy) {
 	t.Helper()
@@ -117,7 +132,7 @@ func TestOperationsMCP(t *testing.T) {
 	if so, _ := started.structured["operation"].(map[string]any); so["handle"] != "s0_o1" {
 		t.Fatalf("structuredContent.operation: %v", started.structured)
 	}
-	<-gp.arrived // the worker's call is now held at the backend
+	gp.await(t) // the worker's call is now held at the backend
 	running := mustOK(t, call(t, cs, "plasm_run", runArgs("wait(s0_o1)")))
 	if !strings.Contains(running.text, "+ accepted: Issue(") || !strings.Contains(running.text, "~ running: 0 calls so far") {
 		t.Fatalf("progress while held: %s", running.text)
@@ -130,7 +145,7 @@ func TestOperationsMCP(t *testing.T) {
 
 	// cancel stops before the next call; the call in flight completes.
 	mustOK(t, call(t, cs, "plasm_run", runArgs(`Issue{status="open"}.limit(3).comments[id]`, "wait", false)))
-	<-gp.arrived
+	gp.await(t)
 	c := mustOK(t, call(t, cs, "plasm_run", runArgs("cancel(s0_o2)")))
 	if !strings.Contains(c.text, "cancel requested") {
 		t.Fatalf("cancel: %s", c.text)
@@ -197,7 +212,7 @@ func TestOperationsHTTP(t *testing.T) {
 	if r.status != http.StatusAccepted || !strings.Contains(r.body, `"handle":"s0_o1"`) {
 		t.Fatalf("?wait=false: %d %s", r.status, r.body)
 	}
-	<-gp.arrived
+	gp.await(t)
 	st := f.do(t, "GET", path+"/operations/s0_o1", "", "").json(t)
 	if st["state"] != "running" && st["state"] != "accepted" {
 		t.Fatalf("operation status: %v", st)
