@@ -78,8 +78,10 @@ func newGatedFixture(t *testing.T) (*fixture, *gateProxy) {
 	// enough machine fails a plan ("catalog logic exceeded its time
 	// limit") or the for-each operation, whose writes queue for the
 	// tenant's 4 instances ("sandboxes are all busy").
-	app, err := server.New(ctx, server.Config{CacheDir: testCacheDir(), AnonymousSecrets: server.BindSecrets(backend.Backend().Secrets(), demo.SecretCatalogs()),
-		OperationWait: 20 * time.Millisecond, Limits: patientLimits()}, cats)
+	cfg := server.Config{CacheDir: testCacheDir(), AnonymousSecrets: server.BindSecrets(backend.Backend().Secrets(), demo.SecretCatalogs()),
+		OperationWait: 20 * time.Millisecond, Limits: patientLimits()}
+	useTestStore(t, &cfg) // PLASMD_TEST_STORE=redis runs operations on Redis too
+	app, err := server.New(ctx, cfg, cats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +118,15 @@ func waitFinal(t *testing.T, cs *mcp.ClientSession, handle string) toolOut {
 	}
 	t.Fatalf("operation %s never finished", handle)
 	return toolOut{}
+}
+
+// TestOperationsMCPRedis runs TestOperationsMCP on the Redis store, where
+// the operation's cancel state is read over the network: a sibling call
+// whose context had already ended read it with an error, took that as
+// "not cancelled", and was counted as a call made after the cancel.
+func TestOperationsMCPRedis(t *testing.T) {
+	t.Setenv("PLASMD_TEST_STORE", "redis")
+	TestOperationsMCP(t)
 }
 
 func TestOperationsMCP(t *testing.T) {

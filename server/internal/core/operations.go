@@ -249,8 +249,15 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 	var mu sync.Mutex
 	probe := &RunProbe{
 		Before: func(ctx context.Context) error {
+			// A cancel state it cannot read stops the call too: going on
+			// would make a backend call (maybe a write) the caller may
+			// have cancelled. On Redis the read fails once the run's
+			// context ends, which a sibling call's cancel does.
 			cur, err := s.store.GetOperation(ctx, op.Tenant, op.Scope, op.N)
-			if err == nil && cur.CancelRequested {
+			if err != nil {
+				return fmt.Errorf("operation %s: read whether it was cancelled: %w", op.Handle, err)
+			}
+			if cur.CancelRequested {
 				return errOpCancelled
 			}
 			return nil
