@@ -64,7 +64,7 @@ func (t *Template) Render(rows []map[string]any) (string, error) {
 	var b limitWriter
 	if err := t.t.Execute(&b, map[string]any{"rows": data}); err != nil {
 		line, msg := render.SplitMessage(err.Error())
-		return "", &render.Error{Line: line, Msg: msg}
+		return "", &render.Error{Line: line, Msg: execMessage(msg)}
 	}
 	return b.String(), nil
 }
