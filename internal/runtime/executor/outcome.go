@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
@@ -31,9 +32,25 @@ type NotFoundError struct {
 func (e *NotFoundError) Error() string {
 	id := fmt.Sprint(e.ID)
 	if s, ok := e.ID.(string); ok {
-		id = fmt.Sprintf("%q", s)
+		id = fmt.Sprintf("%q", clipID(s))
 	}
 	return fmt.Sprintf("%s %s not found (%s)", e.Entity, id, e.Capability)
+}
+
+// maxQuotedID bounds how much of an id a not-found message quotes: an
+// agent recognises its id from the start, and a 60 KB id (programs may
+// be 64 KB) would otherwise come back whole in every answer and log line.
+const maxQuotedID = 200
+
+func clipID(s string) string {
+	if len(s) <= maxQuotedID {
+		return s
+	}
+	cut := maxQuotedID
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Is makes errors.Is(err, ErrNotFound) hold.
