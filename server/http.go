@@ -334,7 +334,7 @@ func (a *App) executeContext(c echo.Context) error {
 
 // executeRun runs (or with ?mode=plan, plans) a program.
 func (a *App) executeRun(c echo.Context) error {
-	if err := checkRunQuery(c.QueryParams()); err != nil {
+	if err := checkRunQuery(c.Request().URL.RawQuery); err != nil {
 		return err
 	}
 	program, err := readProgram(c)
@@ -470,42 +470,74 @@ func bindJSON(c echo.Context, v any) error {
 }
 
 // negotiate picks a run result format from Accept; the default is the same
-// Markdown an MCP client sees. The highest q wins, the first listed among
-// equals; q=0 means "not this one" (RFC 9110 §12.5.1), which used to be
-// ignored: "application/json;q=0, text/markdown" got JSON.
+// Markdown an MCP client sees. Each format takes the q of its own entry,
+// else of text/* (text formats), else of */*, so a more specific entry
+// wins over a wildcard (RFC 9110 §12.5.1): "text/markdown;q=0, */*" is
+// anything but Markdown. The highest q wins, the first listed among
+// equals (Markdown first among those a wildcard alone names); q=0 means
+// "not this one".
 func negotiate(accept string) (string, error) {
 	if strings.TrimSpace(accept) == "" {
 		return "text/markdown", nil
 	}
-	best, bestQ := "", 0.0
-	for _, part := range strings.Split(accept, ",") {
+	type weight struct {
+		q   float64
+		pos int
+	}
+	explicit := map[string]weight{}
+	var anyType, anyText *weight
+	for i, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
-		q := 1.0
+		w := weight{q: 1, pos: i}
 		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
+			if w.q, err = strconv.ParseFloat(s, 64); err != nil || w.q < 0 || w.q > 1 {
 				continue
 			}
 		}
 		switch mt {
-		case "application/json", "application/x-ndjson", "text/tab-separated-values", "text/markdown":
-		case "*/*", "text/*":
-			mt = "text/markdown"
+		case "*/*":
+			if anyType == nil {
+				anyType = &w
+			}
+		case "text/*":
+			if anyText == nil {
+				anyText = &w
+			}
 		default:
+			if _, seen := explicit[mt]; !seen {
+				explicit[mt] = w
+			}
+		}
+	}
+	best, bestW := "", weight{}
+	for _, f := range resultFormats {
+		w, ok := explicit[f]
+		switch {
+		case ok:
+		case anyText != nil && strings.HasPrefix(f, "text/"):
+			w, ok = *anyText, true
+		case anyType != nil:
+			w, ok = *anyType, true
+		}
+		if !ok || w.q <= 0 {
 			continue
 		}
-		if q > bestQ {
-			best, bestQ = mt, q
+		if best == "" || w.q > bestW.q || w.q == bestW.q && w.pos < bestW.pos {
+			best, bestW = f, w
 		}
 	}
 	if best != "" {
 		return best, nil
 	}
-	p := problem.New(http.StatusNotAcceptable, "not-acceptable", "supported: text/markdown, application/json, application/x-ndjson, text/tab-separated-values")
+	p := problem.New(http.StatusNotAcceptable, "not-acceptable", "supported: "+strings.Join(resultFormats, ", "))
 	return "", p
 }
+
+// resultFormats are the formats a run answers in, the default first.
+var resultFormats = []string{"text/markdown", "application/json", "application/x-ndjson", "text/tab-separated-values"}
 
 func jsonRoots(roots []results.Root) []map[string]any {
 	out := make([]map[string]any, 0, len(roots))

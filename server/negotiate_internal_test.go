@@ -16,6 +16,12 @@ func TestNegotiate(t *testing.T) {
 		{"application/json;q=0.9, application/x-ndjson;q=0.9", "application/json"},
 		{"application/json;q=nope, text/markdown;q=0.2", "text/markdown"},
 		{"text/html", ""},
+		// An explicit entry beats a wildcard for its own type.
+		{"text/markdown;q=0, */*", "application/json"},
+		{"text/markdown;q=0, text/*, application/json;q=0.5", "text/tab-separated-values"},
+		{"*/*;q=0.1, application/json;q=0", "text/markdown"},
+		{"text/*;q=0, */*", "application/json"},
+		{"*/*;q=0", ""},
 	}
 	for _, tc := range tests {
 		got, err := negotiate(tc.accept)
