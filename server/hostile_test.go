@@ -29,6 +29,9 @@ func TestHTTPHostileInput(t *testing.T) {
 		{name: "misspelt mode", path: path + "?mdoe=plan&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`"mdoe"`, "mode"}},
 		{name: "force=1", path: path + "?force=1", ctype: "text/plain", body: get, status: 400, detail: []string{`force="1"`, "force=true or force=false"}},
 		{name: "wait=no", path: path + "?wait=no&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`wait="no"`}},
+		// Pairs url.Values cannot parse were dropped, leaving mode unset.
+		{name: "semicolon after mode", path: path + "?mode=plan;x=1&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{"does not parse"}},
+		{name: "bad escape after mode", path: path + "?mode=plan%ZZ&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{"does not parse"}},
 		{name: "mode twice", path: path + "?mode=plan&mode=run&force=false", ctype: "text/plain", body: get, status: 400, detail: []string{`"mode" is given 2 times`}},
 		// A JSON program body with a field the route does not read was
 		// accepted and the field dropped: "mode": "plan" ran live.

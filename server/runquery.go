@@ -24,7 +24,15 @@ var runQueryValues = map[string][]string{
 // program live, and a misspelt ?mdoe=plan did too; ?force=1 and ?wait=no
 // were silently ignored. A dry run the caller did not get is the costly
 // misreading, so every parameter and value must be one the server knows.
-func checkRunQuery(q url.Values) error {
+//
+// raw is the request's raw query: url.Values drops pairs it cannot parse
+// (?mode=plan;x=1, ?mode=plan%ZZ), which would leave mode unset and run
+// live, so a query that does not parse whole is refused.
+func checkRunQuery(raw string) error {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return problem.BadRequest("bad-query", "the query string does not parse (%v); separate parameters with & and escape %% as %%25", err)
+	}
 	for name, vals := range q {
 		allowed, known := runQueryValues[name]
 		if !known {
