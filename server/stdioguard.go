@@ -86,7 +86,14 @@ func readLine(br *bufio.Reader) (line []byte, over bool, err error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytes.TrimSpace(line), over, err
+		line = bytes.TrimSpace(line)
+		// The SDK counts every byte it reads for a message, the newline
+		// before it included, and ends the session at maxStdioLine: a
+		// message it would refuse is answered here instead.
+		if len(line) > maxStdioLine-1 {
+			over, line = true, nil
+		}
+		return line, over, err
 	}
 }
 
