@@ -16,6 +16,7 @@ func TestLiteralsAsWritten(t *testing.T) {
 		// phrase does; it was read as a label's field.
 		{`Issue~login.limit(2)[id]`, `"login"`},
 		{`Issue~login.sort(votes, desc).limit(2)[id]`, `"login"`},
+		{`Issue~login.filter{votes>1}[id]`, `"login"`},
 		{"top = Issue(\"i1\")\nComment{issue_id=top.id}[id]", `"issue_id"`},
 		{`Issue{title=build 12345678901234567890}.limit(1)[id]`, `"build 12345678901234567890"`},
 		{`Issue(9223372036854775807)`, `9223372036854775807`},

@@ -59,12 +59,14 @@ func (ps *parser) postfixAt(i int) bool {
 	return t.kind == tIdent && ok && t.sym == nil
 }
 
-// postfixCallAt reports a postfix step called at token i ahead (`limit(`).
-// A one-word phrase ends there as a longer one does (phrase): without it
-// Issue~login.limit(2) read login.limit as a label's field and failed at
-// "(". A field is never called, so label.field values are unaffected.
+// postfixCallAt reports a postfix step called at token i ahead (`limit(`,
+// `filter{`). A one-word phrase ends there as a longer one does (phrase):
+// without it Issue~login.limit(2) read login.limit as a label's field and
+// failed at "(". A field is never called nor followed by a brace, so
+// label.field values are unaffected.
 func (ps *parser) postfixCallAt(i int) bool {
-	return ps.postfixAt(i) && ps.peekN(i+1).kind == tLParen
+	k := ps.peekN(i + 1).kind
+	return ps.postfixAt(i) && (k == tLParen || k == tLBrace)
 }
 
 // isUnionCtor reports whether the next tokens are `v#{`.
