@@ -71,6 +71,7 @@ var errorCases = []errCase{
 	{name: "leading_zero_zero", program: `Issue{votes=00}`, code: abi.CodeSyntax, line: 1, col: 13, hint: "write 0 for the number"},
 	{name: "whole_number_out_of_range", program: `Issue{votes=12345678901234567890}`, code: abi.CodeSyntax, line: 1, col: 13, msg: "whole number 12345678901234567890 is out of range", hint: `"12345678901234567890"`},
 	{name: "empty_id", program: `Issue("")`, code: abi.CodeType, line: 1, col: 7, msg: "Issue id is empty"},
+	{name: "empty_id_as_value", program: `Comment{issue_id=Issue("")}[id]`, code: abi.CodeType, line: 1, col: 24, msg: "Issue id is empty"},
 	{name: "empty_id_in_chain", program: "a = Project(\"p1\")\nIssue(\"\").comments", code: abi.CodeType, line: 2, col: 7, msg: "Issue id is empty"},
 	{name: "limit_over_int32", program: `Project.limit(99999999999)`, code: abi.CodeType, line: 1, col: 15, msg: "at most 2147483647, found 99999999999"},
 	{name: "limit_out_of_range", program: `Project.limit(99999999999999999999999)`, code: abi.CodeSyntax, line: 1, col: 15, msg: "out of range"},

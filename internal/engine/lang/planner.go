@@ -319,10 +319,17 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		if v.get.form != srcGet {
 			return nil, nil, errAt(v.p, abi.CodeType, "only Entity(id) can be used as a value", "pass the key fields as separate parameters")
 		}
-		if _, err := p.entity(v.get.name); err != nil {
+		x, err := p.entity(v.get.name)
+		if err != nil {
 			return nil, nil, err
 		}
-		return p.val(v.get.id)
+		lit, ref, err := p.val(v.get.id)
+		if s, ok := lit.(string); ok && s == "" && err == nil {
+			// As for a read (checkID): no row has an empty id, and the
+			// backend would be asked for one.
+			return nil, nil, errAt(v.get.id.p, abi.CodeType, x.name+" id is empty", "pass the id of a row: "+x.name+"(\"…\")")
+		}
+		return lit, ref, err
 	}
 	id := v.ident
 	if s := id.sym; s != nil {
