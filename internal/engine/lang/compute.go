@@ -20,34 +20,38 @@ import (
 // add turns such refs into the mutation's EachRow binds.
 const rowNode = -2
 
-// rhsExtra plans the right-hand sides that are not chains.
-func (p *planner) rhsExtra(r *rhs) (cur, bool, *abi.Error) {
+// rhsExtra plans the right-hand sides that are not chains into c, which
+// it overwrites whole; ok is false (and c untouched) for a chain.
+func (p *planner) rhsExtra(r *rhs, c *cur) (ok bool, err *abi.Error) {
 	switch r.kind {
 	case rhsText:
 		n := plan.Node{Op: plan.OpText, Effect: plan.EffectRead, Input: -1, Columns: []string{plan.ContentColumn},
 			Args: map[string]any{plan.ContentColumn: r.text.lit}}
 		id, err := p.add(n, r.p)
-		return cur{node: id, own: true, cols: n.Columns}, true, err
+		c.set(id, ent{}, false, true, nil)
+		c.cols = n.Columns
+		return true, err
 	case rhsDerive, rhsEffect:
 		in, err := p.forEachInput(r.over)
 		if err != nil {
-			return cur{}, true, err
+			*c = cur{}
+			return true, err
 		}
 		if r.kind == rhsDerive {
-			c, err := p.derive(in, r)
-			return c, true, err
+			*c, err = p.derive(in, r)
+			return true, err
 		}
 		p.row = &in
 		defer func() { p.row = nil }()
-		c, err := p.rhs(r.effect)
+		err = p.rhs(r.effect, c)
 		if err == nil && !p.ranEachRow {
 			err = errAt(r.effect.p, abi.CodeType, "the effect after => must call a method (create, update, delete or an action); it runs once per row of "+r.over.raw,
 				r.over.raw+" => Entity(_.id).update(field=_.other)")
 		}
 		p.ranEachRow = false
-		return c, true, err
+		return true, err
 	}
-	return cur{}, false, nil
+	return false, nil
 }
 
 // forEachInput is the label a derive or effect runs over.
@@ -253,20 +257,22 @@ func (p *planner) derive(in cur, r *rhs) (cur, *abi.Error) {
 	return p.computeNode(in, t, cols, in.many, r.arrow)
 }
 
-// renderStep plans `rows <<TAG template TAG`: one row {content}.
-func (p *planner) renderStep(c cur, r *rhs) (cur, *abi.Error) {
+// renderStep plans `rows <<TAG template TAG`: one row {content}, in c.
+func (p *planner) renderStep(c *cur, r *rhs) *abi.Error {
 	if c.cols == nil && c.ent.cat == nil {
-		return c, errAt(*r.render, abi.CodeType, "page(…) rows cannot be rendered", "render the original program's rows")
+		return errAt(*r.render, abi.CodeType, "page(…) rows cannot be rendered", "render the original program's rows")
 	}
 	if err := render.Check(r.tmpl); err != nil {
 		var te *render.Error
 		if errors.As(err, &te) {
-			return c, errAt(pos{r.render.line + te.Line, 1}, abi.CodeSyntax, "template: "+te.Msg, te.Hint)
+			return errAt(pos{r.render.line + te.Line, 1}, abi.CodeSyntax, "template: "+te.Msg, te.Hint)
 		}
-		return c, errAt(*r.render, abi.CodeSyntax, "template: "+err.Error(), render.GoSyntaxHint)
+		return errAt(*r.render, abi.CodeSyntax, "template: "+err.Error(), render.GoSyntaxHint)
 	}
 	t := plan.Transform{Kind: plan.TRender, Template: r.tmpl}
-	return p.computeNode(c, t, []string{plan.ContentColumn}, false, *r.render)
+	var err *abi.Error
+	*c, err = p.computeNode(*c, t, []string{plan.ContentColumn}, false, *r.render)
+	return err
 }
 
 // rowRef is `_.field` inside an effect: the field of the row being
@@ -419,7 +425,7 @@ func (p *planner) colsTransform(c *cur, st *step) *abi.Error {
 // isMethodStep reports whether `.name` without parentheses names a method
 // of c's entity rather than a relation: Plasm lets `.close` stand for
 // `.close()`.
-func (p *planner) isMethodStep(c cur, st *step) bool {
+func (p *planner) isMethodStep(c *cur, st *step) bool {
 	if c.ent.cat == nil || c.cols != nil {
 		return false
 	}

@@ -68,8 +68,8 @@ func (p *planner) reverse(c cur, st *step) (cur, *abi.Error) {
 		return c, errAt(st.name.p, abi.CodeType, tx.name+" references "+c.ent.name+" through several fields ("+strings.Join(fk, ", ")+")",
 			"filter explicitly: "+tx.name+"{"+fk[0]+"=…}")
 	}
-	tc, err := p.readPreds(tx, catalog.KindQuery, st.preds, nil, st.p)
-	if err != nil {
+	var tc cur
+	if err := p.readPreds(&tc, tx, catalog.KindQuery, st.preds, nil, st.p); err != nil {
 		return c, err
 	}
 	return p.semiJoin(tc, fk[0], c.node, sid, st.p)
@@ -141,9 +141,9 @@ func (p *planner) semiJoin(c cur, field string, keys int, key string, at pos) (c
 // readPreds is read with foreign predicates split off: each runs as a
 // query of the foreign entity, and the rows keep only those whose
 // reference field points at one of its answers.
-func (p *planner) readPreds(x ent, kind string, preds []pred, phrase *value, at pos) (cur, *abi.Error) {
+func (p *planner) readPreds(c *cur, x ent, kind string, preds []pred, phrase *value, at pos) *abi.Error {
 	if !slices.ContainsFunc(preds, func(pr pred) bool { return pr.foreign != nil }) {
-		return p.read(x, kind, preds, phrase, at) // the usual case: nothing to split
+		return p.read(c, x, kind, preds, phrase, at) // the usual case: nothing to split
 	}
 	var local, foreign []pred
 	for _, pr := range preds {
@@ -154,7 +154,7 @@ func (p *planner) readPreds(x ent, kind string, preds []pred, phrase *value, at 
 		}
 	}
 	if len(foreign) == 0 {
-		return p.read(x, kind, preds, phrase, at)
+		return p.read(c, x, kind, preds, phrase, at)
 	}
 	type join struct {
 		node       int
@@ -164,31 +164,31 @@ func (p *planner) readPreds(x ent, kind string, preds []pred, phrase *value, at 
 	for _, pr := range foreign {
 		field, fx, err := p.foreignField(x, pr)
 		if err != nil {
-			return cur{}, err
+			return err
 		}
 		fk := idField(fx.e)
 		if fk == "" {
-			return cur{}, errAt(pr.foreign.p, abi.CodeCatalog, fx.name+" has no single id field to match references on", "")
+			return errAt(pr.foreign.p, abi.CodeCatalog, fx.name+" has no single id field to match references on", "")
 		}
 		inner := pr
 		inner.foreign = nil
-		fc, err := p.read(fx, catalog.KindQuery, []pred{inner}, nil, pr.p)
-		if err != nil {
-			return cur{}, err
+		var fc cur
+		if err := p.read(&fc, fx, catalog.KindQuery, []pred{inner}, nil, pr.p); err != nil {
+			return err
 		}
 		if err := p.hydrate(&fc, []string{fk}, pr.p); err != nil {
-			return cur{}, err
+			return err
 		}
 		joins = append(joins, join{fc.node, field, fk})
 	}
-	c, err := p.read(x, kind, local, phrase, at)
+	err := p.read(c, x, kind, local, phrase, at)
 	for _, j := range joins {
 		if err != nil {
-			return c, err
+			return err
 		}
-		c, err = p.semiJoin(c, j.field, j.node, j.key, at)
+		*c, err = p.semiJoin(*c, j.field, j.node, j.key, at)
 	}
-	return c, err
+	return err
 }
 
 // foreignField finds the reference field of x a `Foreign.field` predicate

@@ -13,29 +13,30 @@ import (
 // Hops and calls: relation traversal, capability calls (including
 // mutations and per-row effects) and postfix transforms.
 
-func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
-	rel, followed, err := p.relationOf(c, st)
+// hop follows a relation from c's rows; c becomes the related rows.
+func (p *planner) hop(c *cur, st *step) *abi.Error {
+	rel, followed, err := p.relationOf(*c, st)
 	if err != nil || followed != nil {
 		if followed != nil {
-			return *followed, err
+			*c = *followed
 		}
-		return c, err
+		return err
 	}
 	rn := st.name.text
 	target := c.ent.cat.Entities[rel.Target]
 	if target == nil {
-		return c, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" targets unknown entity "+rel.Target, "the catalog is inconsistent; report it to its maintainer")
+		return errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" targets unknown entity "+rel.Target, "the catalog is inconsistent; report it to its maintainer")
 	}
-	h, err := p.hopBinds(c, st, rel)
+	h, err := p.hopBinds(*c, st, rel)
 	if err != nil {
-		return c, err
+		return err
 	}
 	var bindFields []string
 	for _, b := range h.Binds {
 		bindFields = append(bindFields, b.Field)
 	}
-	if err := p.hydrate(&c, bindFields, st.p); err != nil {
-		return c, err
+	if err := p.hydrate(c, bindFields, st.p); err != nil {
+		return err
 	}
 	if hc := c.ent.cat.Capabilities[h.Capability]; hc != nil && rel.Materialize.Kind != catalog.FromParentGet {
 		var missing []string
@@ -45,7 +46,7 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 			}
 		}
 		if len(missing) > 0 {
-			return c, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" cannot be followed: "+h.Capability+" also needs "+strings.Join(missing, ", "),
+			return errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" cannot be followed: "+h.Capability+" also needs "+strings.Join(missing, ", "),
 				"query "+rel.Target+" directly instead: "+p.listHowTo(ent{cat: c.ent.cat, e: target, name: rel.Target}))
 		}
 	}
@@ -72,7 +73,8 @@ func (p *planner) hop(c cur, st *step) (cur, *abi.Error) {
 	n.Kind, n.Hop, n.Input = "relation", h, c.node
 	n.Many = c.many || rel.Cardinality != "one"
 	id, err := p.add(n, st.p)
-	return cur{node: id, ent: tx, many: n.Many, own: true, have: have}, err
+	c.set(id, tx, n.Many, true, have)
+	return err
 }
 
 // relationOf resolves the step's name to a relation of c's entity. A
@@ -192,18 +194,19 @@ func (p *planner) needField(c cur, f string, at pos, user string) *abi.Error {
 	return nil
 }
 
-func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
+// call plans a method call on c; c becomes its result.
+func (p *planner) call(c *cur, st *step) *abi.Error {
 	if c.ent.cat == nil {
-		return c, errAt(st.p, abi.CodeType, "page(…) rows cannot take ."+st.name.raw+"(…)", "")
+		return errAt(st.p, abi.CodeType, "page(…) rows cannot take ."+st.name.raw+"(…)", "")
 	}
-	mc, err := p.methodOf(c, st)
+	mc, err := p.methodOf(*c, st)
 	if err != nil {
-		return c, err
+		return err
 	}
 	label := catalog.MethodLabel(mc)
 	switch mc.Kind {
 	case catalog.KindQuery, catalog.KindSearch, catalog.KindGet:
-		return c, errAt(st.p, abi.CodeUnknownMethod, label+" is a "+mc.Kind+"; reads are written as expressions, not method calls", p.listHowTo(c.ent))
+		return errAt(st.p, abi.CodeUnknownMethod, label+" is a "+mc.Kind+"; reads are written as expressions, not method calls", p.listHowTo(c.ent))
 	}
 	n := baseNode(plan.OpMutate, c.ent)
 	n.Effect, n.Kind, n.Capability = plan.EffectWrite, mc.Kind, mc.Name
@@ -215,10 +218,10 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 	switch {
 	case mc.Kind == catalog.KindCreate:
 		if c.pend != pendAll {
-			return c, errAt(st.p, abi.CodeType, label+" creates a new "+c.ent.name+"; call it on the entity itself", c.ent.name+"."+label+"(…)")
+			return errAt(st.p, abi.CodeType, label+" creates a new "+c.ent.name+"; call it on the entity itself", c.ent.name+"."+label+"(…)")
 		}
 	case c.pend == pendAll:
-		return c, errAt(st.p, abi.CodeType, label+" needs a receiver row",
+		return errAt(st.p, abi.CodeType, label+" needs a receiver row",
 			c.ent.name+`("id").`+label+"(…) for one row, or "+c.ent.name+"{…}."+label+"(…) for each matching row")
 	case c.pend == pendGet:
 		gc := p.getCap(c.ent)
@@ -227,29 +230,29 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		}
 		ka, refs, sup, err := p.keyArgs(c.ent, gc, mc, c.get)
 		if err != nil {
-			return c, err
+			return err
 		}
-		if n.ArgRefs, err = p.preflight(c, mc, ka, refs, st.p); err != nil {
-			return c, err
+		if n.ArgRefs, err = p.preflight(*c, mc, ka, refs, st.p); err != nil {
+			return err
 		}
 		args, supplied = ka, sup
 	default:
 		f := idField(c.ent.e)
 		if f == "" {
-			return c, errAt(st.p, abi.CodeType, c.ent.name+" has a compound key; "+label+" cannot run once per row", "call it on one row: "+c.ent.name+"(k=…, …)."+label+"(…)")
+			return errAt(st.p, abi.CodeType, c.ent.name+" has a compound key; "+label+" cannot run once per row", "call it on one row: "+c.ent.name+"(k=…, …)."+label+"(…)")
 		}
-		if err := p.needField(c, f, st.p, label); err != nil {
-			return c, err
+		if err := p.needField(*c, f, st.p, label); err != nil {
+			return err
 		}
 		if len(mc.Preflight) > 0 {
-			return c, errAt(st.p, abi.CodeType, label+" reads its target row first (a preflight get), so it runs on one row at a time", c.ent.name+`("id").`+label+"(…)")
+			return errAt(st.p, abi.CodeType, label+" reads its target row first (a preflight get), so it runs on one row at a time", c.ent.name+`("id").`+label+"(…)")
 		}
 		v := idVar(c.ent, mc, f)
 		n.Input, n.ForEach, n.Many = c.node, &plan.Bind{Var: v, Field: f}, c.many
 		supplied[v], supplied[f] = true, true
 	}
-	if err := p.callArgs(&n, c, mc, st, args, supplied); err != nil {
-		return c, err
+	if err := p.callArgs(&n, *c, mc, st, args, supplied); err != nil {
+		return err
 	}
 	var missing, optional []string
 	for _, pr := range mc.Parameters {
@@ -265,13 +268,14 @@ func (p *planner) call(c cur, st *step) (cur, *abi.Error) {
 		if len(optional) > 0 {
 			hint += "; optional: " + strings.Join(optional, ", ")
 		}
-		return c, errAt(st.p, abi.CodeType, c.ent.name+"."+label+" is missing "+strings.Join(missing, ", "), hint)
+		return errAt(st.p, abi.CodeType, c.ent.name+"."+label+" is missing "+strings.Join(missing, ", "), hint)
 	}
 	if len(args) > 0 {
 		n.Args = args
 	}
 	id, err := p.add(n, st.p)
-	return cur{node: id, ent: c.ent, many: n.Many, own: true}, err
+	c.set(id, c.ent, n.Many, true, nil)
+	return err
 }
 
 // methodOf resolves the step's name to a method (a capability) of c's

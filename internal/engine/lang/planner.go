@@ -42,6 +42,18 @@ type cur struct {
 	cols []string
 }
 
+// set makes c the chain value of node, field by field. In the Wasm guest a
+// cur is too large to move in registers: a composite literal is zeroed in
+// a temporary with memory.fill (which wazero runs as a loop of memmove
+// calls) and then copied with memory.copy, and a cur returned by value
+// costs both again in every caller. The planner's chain steps therefore
+// update one cur in place through a pointer and write its fields one by
+// one, each small enough to be plain stores.
+func (c *cur) set(node int, x ent, many, own bool, have []string) {
+	c.node, c.ent, c.many, c.own, c.pend, c.get = node, x, many, own, pendNone, nil
+	c.proj, c.have, c.at, c.cols = nil, have, pos{}, nil
+}
+
 type bound struct {
 	p pos
 	c cur
@@ -85,28 +97,29 @@ func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 		}
 	}
 	var roots []plan.Root
+	var c cur // each root's chain; rhs overwrites it whole
 	for _, ln := range lines {
 		if ln.label != nil {
 			if err := p.checkLabel(ln.label); err != nil {
 				return nil, err
 			}
 			first := len(p.nodes)
-			c, err := p.rhs(ln.rhs[0])
-			if err != nil {
+			b := &p.pa.bounds.grab(1)[0] // every field is written below
+			if err := p.rhs(ln.rhs[0], &b.c); err != nil {
 				return nil, err
 			}
-			if c.node >= first {
-				p.nodes[c.node].Label = ln.label.text
+			b.p = ln.label.p
+			if b.c.node >= first {
+				p.nodes[b.c.node].Label = ln.label.text
 			}
-			p.labels.set(ln.label.text, p.pa.bounds.put(bound{p: ln.label.p, c: c}))
+			p.labels.set(ln.label.text, b)
 			p.boundLater.del(ln.label.text)
 			roots = append(p.pa.roots.slice(1), plan.Root{Label: ln.label.text, Node: c.node})
 			continue
 		}
 		roots = p.pa.roots.slice(len(ln.rhs))
 		for _, r := range ln.rhs {
-			c, err := p.rhs(r)
-			if err != nil {
+			if err := p.rhs(r, &c); err != nil {
 				return nil, err
 			}
 			roots = append(roots, plan.Root{Label: strings.TrimSpace(p.src[r.start:r.end]), Node: c.node})
@@ -133,41 +146,42 @@ func (p *planner) checkLabel(l *name) *abi.Error {
 	return nil
 }
 
-func (p *planner) rhs(r *rhs) (cur, *abi.Error) {
+// rhs plans one right-hand side into c, which it overwrites whole.
+func (p *planner) rhs(r *rhs, c *cur) *abi.Error {
 	if r.kind == rhsPage {
-		return p.page(r)
+		return p.page(r, c)
 	}
-	if c, ok, err := p.rhsExtra(r); ok {
-		return c, err
+	if ok, err := p.rhsExtra(r, c); ok {
+		return err
 	}
-	c, err := p.source(r.src)
-	if err != nil {
-		return c, err
+	if err := p.source(r.src, c); err != nil {
+		return err
 	}
 	for _, st := range r.steps {
+		var err *abi.Error
 		switch st.kind {
 		case stRel:
 			if p.isMethodStep(c, st) {
-				c, err = p.call(c, st)
-			} else if c, err = p.materialize(c); err == nil {
-				c, err = p.hop(c, st)
+				err = p.call(c, st)
+			} else if err = p.materialize(c); err == nil {
+				err = p.hop(c, st)
 			}
 		case stCall:
-			c, err = p.call(c, st)
+			err = p.call(c, st)
 		default:
-			if c, err = p.materialize(c); err == nil {
-				err = p.transform(&c, st)
+			if err = p.materialize(c); err == nil {
+				err = p.transform(c, st)
 			}
 		}
 		if err != nil {
-			return c, err
+			return err
 		}
 	}
-	c, err = p.materialize(c)
+	err := p.materialize(c)
 	if err == nil && r.render != nil {
-		c, err = p.renderStep(c, r)
+		err = p.renderStep(c, r)
 	}
-	return c, err
+	return err
 }
 
 // add appends a node, filling id, position and dependencies.
@@ -206,14 +220,14 @@ func baseNode(op string, x ent) plan.Node {
 	return n
 }
 
-func (p *planner) page(r *rhs) (cur, *abi.Error) {
+func (p *planner) page(r *rhs, c *cur) *abi.Error {
 	h := r.handle
 	if !isHandle(h.raw, "pg") {
 		hint := "continuation handles look like s0_pg1 and come from an earlier response"
 		if isHandle(h.raw, "o") {
 			hint = h.raw + " is an operation handle, not a page handle"
 		}
-		return cur{}, errAt(h.p, abi.CodeBadRequest, "invalid page handle "+h.raw, hint)
+		return errAt(h.p, abi.CodeBadRequest, "invalid page handle "+h.raw, hint)
 	}
 	n := baseNode(plan.OpPage, ent{})
 	n.Many = true
@@ -222,7 +236,8 @@ func (p *planner) page(r *rhs) (cur, *abi.Error) {
 		n.Page.Limit = r.limit
 	}
 	id, err := p.add(n, r.p)
-	return cur{node: id, many: true, own: true}, err
+	c.set(id, ent{}, true, true, nil)
+	return err
 }
 
 // isHandle matches s<digits>_<kind><digits>.
@@ -247,48 +262,51 @@ func allDigits(s string) bool {
 	return true
 }
 
-func (p *planner) source(s *source) (cur, *abi.Error) {
+// source plans the start of a chain into c, which it overwrites whole.
+func (p *planner) source(s *source, c *cur) *abi.Error {
 	if s.name.qual == "" && s.name.sym == nil {
 		if b, _ := p.labels.get(s.name.text); b != nil {
 			if s.form != srcAll {
-				return cur{}, errAt(s.p, abi.CodeSyntax, "label "+s.name.text+" is not an entity: it cannot take (…), {…} or ~",
+				return errAt(s.p, abi.CodeSyntax, "label "+s.name.text+" is not an entity: it cannot take (…), {…} or ~",
 					"filter a label's rows with "+s.name.text+".filter{…}")
 			}
-			c := b.c
+			*c = b.c
 			c.own = false
-			return c, nil
+			return nil
 		}
 	}
 	x, err := p.entity(s.name)
 	if err != nil {
-		return cur{}, err
+		return err
 	}
-	c := cur{node: -1, ent: x, at: s.p}
 	switch s.form {
 	case srcAll:
-		c.pend, c.many = pendAll, true
-		return c, nil
+		c.set(-1, x, true, false, nil)
+		c.pend, c.at = pendAll, s.p
+		return nil
 	case srcGet, srcKeys:
-		c.pend, c.get = pendGet, s
-		return c, nil
+		c.set(-1, x, false, false, nil)
+		c.pend, c.get, c.at = pendGet, s, s.p
+		return nil
 	case srcQuery:
-		return p.readPreds(x, catalog.KindQuery, s.preds, nil, s.p)
+		return p.readPreds(c, x, catalog.KindQuery, s.preds, nil, s.p)
 	}
-	return p.readPreds(x, catalog.KindSearch, s.preds, s.phrase, s.p)
+	return p.readPreds(c, x, catalog.KindSearch, s.preds, s.phrase, s.p)
 }
 
-// materialize turns a pending bare entity or get into its fetch node.
-func (p *planner) materialize(c cur) (cur, *abi.Error) {
+// materialize turns a pending bare entity or get into its fetch node, in
+// place.
+func (p *planner) materialize(c *cur) *abi.Error {
 	switch c.pend {
 	case pendAll:
 		if sc := singletonRead(c.ent); sc != nil {
 			return p.fetchSingleton(c, sc)
 		}
-		return p.read(c.ent, catalog.KindQuery, nil, nil, c.at)
+		return p.read(c, c.ent, catalog.KindQuery, nil, nil, c.at)
 	case pendGet:
 		return p.fetchGet(c)
 	}
-	return c, nil
+	return nil
 }
 
 // val evaluates a value: a literal, or a reference to a field of a bound

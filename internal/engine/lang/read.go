@@ -13,18 +13,19 @@ import (
 // they bind, hydration of fields a list leaves out, and pushing predicates
 // down to the backend.
 
-func (p *planner) fetchGet(c cur) (cur, *abi.Error) {
+// fetchGet plans the get a pending c stands for, and makes c its row.
+func (p *planner) fetchGet(c *cur) *abi.Error {
 	s := c.get
 	gc := p.getCap(c.ent)
 	if gc == nil {
-		return c, errAt(s.p, abi.CodeUnknownMethod, c.ent.name+" cannot be read by id: it has no get capability", p.listHowTo(c.ent))
+		return errAt(s.p, abi.CodeUnknownMethod, c.ent.name+" cannot be read by id: it has no get capability", p.listHowTo(c.ent))
 	}
 	args, refs, supplied, err := p.keyArgs(c.ent, gc, gc, s)
 	if err != nil {
-		return c, err
+		return err
 	}
 	if err := requireGet(c.ent, gc, supplied, s.p); err != nil {
-		return c, err
+		return err
 	}
 	if len(args) == 0 {
 		args = nil
@@ -32,7 +33,8 @@ func (p *planner) fetchGet(c cur) (cur, *abi.Error) {
 	n := baseNode(plan.OpFetch, c.ent)
 	n.Kind, n.Capability, n.Args, n.ArgRefs = gc.Kind, gc.Name, args, refs
 	id, err := p.add(n, s.p)
-	return cur{node: id, ent: c.ent, own: true}, err
+	c.set(id, c.ent, false, true, nil)
+	return err
 }
 
 // listHowTo says how an entity's rows can be listed, for hints.
@@ -260,12 +262,12 @@ type evPred struct {
 
 // read plans a query or search: it picks the capability that can run with
 // the predicates given and pushes down as many equalities as possible; the
-// rest are applied by the host.
-func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) (cur, *abi.Error) {
+// rest are applied by the host. The read's rows become c.
+func (p *planner) read(c *cur, x ent, kind string, preds []pred, phrase *value, at pos) *abi.Error {
 	var caps []*catalog.Capability
-	for _, c := range x.cat.CapabilitiesOf(x.name) {
-		if c.Kind == kind {
-			caps = append(caps, c)
+	for _, cp := range x.cat.CapabilitiesOf(x.name) {
+		if cp.Kind == kind {
+			caps = append(caps, cp)
 		}
 	}
 	if len(caps) == 0 {
@@ -273,26 +275,26 @@ func (p *planner) read(x ent, kind string, preds []pred, phrase *value, at pos) 
 		if kind == catalog.KindSearch {
 			what = "search"
 		}
-		return cur{}, errAt(at, abi.CodeUnknownMethod, x.name+" has no "+what+" capability", p.listHowTo(x))
+		return errAt(at, abi.CodeUnknownMethod, x.name+" has no "+what+" capability", p.listHowTo(x))
 	}
 	ev := p.pa.evs.take(len(preds))
 	for i, pr := range preds {
 		lit, ref, err := p.val(pr.val)
 		if err != nil {
-			return cur{}, err
+			return err
 		}
 		ev[i] = evPred{pred: pr, lit: lit, ref: ref}
 	}
 	best, err := p.pickRead(x, caps, ev, len(preds) > 0, phrase, at)
 	if err != nil {
-		return cur{}, err
+		return err
 	}
 	n := baseNode(plan.OpFetch, x)
 	n.Kind, n.Capability, n.Many = best.Kind, best.Name, true
 	if err := p.readArgs(&n, x, best, ev, phrase); err != nil {
-		return cur{}, err
+		return err
 	}
-	return p.finishRead(n, x, best, at)
+	return p.finishRead(c, n, x, best, at)
 }
 
 // pickRead chooses the capability among caps that can take the most
@@ -417,7 +419,7 @@ func (p *planner) readArgs(n *plan.Node, x ent, best *catalog.Capability, ev []e
 
 // finishRead adds the read node; host predicates on fields the list does
 // not carry wait for hydration and filter after it.
-func (p *planner) finishRead(n plan.Node, x ent, best *catalog.Capability, at pos) (cur, *abi.Error) {
+func (p *planner) finishRead(c *cur, n plan.Node, x ent, best *catalog.Capability, at pos) *abi.Error {
 	// A host-side predicate on a field the list does not carry would test
 	// null and drop every row: such predicates wait for the rows to be
 	// hydrated and filter after.
@@ -435,20 +437,20 @@ func (p *planner) finishRead(n plan.Node, x ent, best *catalog.Capability, at po
 		n.Filters = early
 	}
 	id, err := p.add(n, at)
-	c := cur{node: id, ent: x, many: true, own: true, have: have}
+	c.set(id, x, true, true, have)
 	if err != nil || len(late) == 0 {
-		return c, err
+		return err
 	}
 	var fs []string
 	for _, pd := range late {
 		fs = append(fs, pd.Field)
 	}
-	if err := p.hydrate(&c, fs, at); err != nil {
-		return cur{}, err
+	if err := p.hydrate(c, fs, at); err != nil {
+		return err
 	}
 	last := &p.nodes[c.node]
 	last.Transforms = append(last.Transforms, plan.Transform{Kind: plan.TFilter, Preds: late})
-	return c, nil
+	return nil
 }
 
 // provided is what a capability's rows carry: nil (every field) when it

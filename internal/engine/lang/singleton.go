@@ -20,16 +20,17 @@ func singletonRead(x ent) *catalog.Capability {
 
 // fetchSingleton plans the one-row read of a singleton entity. It takes no
 // id; its parameters, if any, must be optional.
-func (p *planner) fetchSingleton(c cur, sc *catalog.Capability) (cur, *abi.Error) {
+func (p *planner) fetchSingleton(c *cur, sc *catalog.Capability) *abi.Error {
 	for _, pr := range sc.Parameters {
 		if pr.Required {
-			return c, errAt(c.at, abi.CodeCatalog, c.ent.name+" is read by "+sc.Name+", which requires "+pr.Name+"; a singleton read takes no required input", "")
+			return errAt(c.at, abi.CodeCatalog, c.ent.name+" is read by "+sc.Name+", which requires "+pr.Name+"; a singleton read takes no required input", "")
 		}
 	}
 	n := baseNode(plan.OpFetch, c.ent)
 	n.Kind, n.Capability = sc.Kind, sc.Name
 	id, err := p.add(n, c.at)
-	return cur{node: id, ent: c.ent, own: true}, err
+	c.set(id, c.ent, false, true, nil)
+	return err
 }
 
 // idBound reports whether parameter name of cp receives the row's id: it
