@@ -156,12 +156,18 @@ func (lx *lexer) peekAt(i int) byte {
 }
 
 func (lx *lexer) emit(k tokKind, start int, p pos, text string) *token {
-	// Fields are stored into the slot: a composite literal would be built
-	// in a temporary and copied, which costs more than the rest of lexing.
-	lx.toks = append(lx.toks, token{})
+	// Every field is stored into the slot, which is not zeroed first: a
+	// composite literal would be built in a temporary and copied, and in
+	// the Wasm guest zeroing a token (memory.fill, which wazero runs as a
+	// loop of memmove calls) costs more than the rest of emitting it.
+	if len(lx.toks) < cap(lx.toks) {
+		lx.toks = lx.toks[:len(lx.toks)+1]
+	} else {
+		lx.toks = append(lx.toks, token{})
+	}
 	t := &lx.toks[len(lx.toks)-1]
-	t.kind, t.space, t.text, t.raw = k, lx.spaced, text, lx.src[start:lx.off]
-	t.p, t.off, t.end = p, start, lx.off
+	t.kind, t.space, t.text, t.raw, t.num = k, lx.spaced, text, lx.src[start:lx.off], nil
+	t.p, t.off, t.end, t.sym, t.symErr = p, start, lx.off, nil, nil
 	lx.spaced = false
 	lx.lineStart = k == tNL
 	return t

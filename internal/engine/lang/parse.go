@@ -105,29 +105,41 @@ func (ps *parser) expect(k tokKind) (*token, *abi.Error) {
 	return ps.next(), nil
 }
 
-func (ps *parser) ident(want string) (name, *abi.Error) {
-	t := ps.peek()
-	if t.kind != tIdent {
-		return name{}, ps.unexpected(t, want)
-	}
-	if t.symErr != nil {
-		return name{}, t.symErr
-	}
-	ps.next()
-	return name{p: t.p, text: t.text, raw: t.raw, sym: t.sym}, nil
+func (ps *parser) ident(want string) (n name, err *abi.Error) {
+	err = ps.identInto(want, &n)
+	return n, err
 }
 
-// qualName reads Entity or entry:Entity; the colon must touch both sides so
-// that `{key: value}` in a derive is never mistaken for a qualified name.
-func (ps *parser) qualName(want string) (name, *abi.Error) {
-	n, err := ps.ident(want)
-	if err != nil {
-		return n, err
+// identInto is ident writing into *n, every field of it, so the hot
+// callers can read a name straight into its slot in the AST. In the Wasm
+// guest a name is too large to return in registers: each one returned by
+// value is zeroed with memory.fill (a loop of memmove calls under wazero)
+// and copied with memory.copy, several times over. On error *n is left
+// as it was.
+func (ps *parser) identInto(want string, n *name) *abi.Error {
+	t := ps.peek()
+	if t.kind != tIdent {
+		return ps.unexpected(t, want)
+	}
+	if t.symErr != nil {
+		return t.symErr
+	}
+	ps.next()
+	n.p, n.text, n.raw, n.qual, n.sym = t.p, t.text, t.raw, "", t.sym
+	return nil
+}
+
+// qualName reads Entity or entry:Entity into *n (see identInto); the colon
+// must touch both sides so that `{key: value}` in a derive is never
+// mistaken for a qualified name.
+func (ps *parser) qualName(want string, n *name) *abi.Error {
+	if err := ps.identInto(want, n); err != nil {
+		return err
 	}
 	c, e := ps.peek(), ps.peekN(1)
 	if c.kind == tColon && !c.space && e.kind == tIdent && !e.space && n.sym == nil {
 		if e.symErr != nil {
-			return n, e.symErr
+			return e.symErr
 		}
 		ps.next()
 		ps.next()
@@ -135,18 +147,18 @@ func (ps *parser) qualName(want string) (name, *abi.Error) {
 		n.text, n.sym = e.text, e.sym
 		n.raw = n.raw + ":" + e.raw
 	}
-	return n, nil
+	return nil
 }
 
 func (ps *parser) line() (*line, *abi.Error) {
 	t := ps.peek()
 	ln := ps.a.lines.put(line{p: t.p})
 	if t.kind == tIdent && ps.peekN(1).kind == tEq {
-		lbl, err := ps.ident("label")
-		if err != nil {
+		lbl := &ps.a.names.grab(1)[0] // identInto writes every field
+		if err := ps.identInto("label", lbl); err != nil {
 			return nil, err
 		}
-		ln.label = ps.a.names.put(lbl)
+		ln.label = lbl
 		ps.next()
 		r, err := ps.rhs()
 		if err != nil {
@@ -317,11 +329,13 @@ func (ps *parser) arrow(r *rhs) *abi.Error {
 }
 
 func (ps *parser) source() (*source, *abi.Error) {
-	n, err := ps.qualName("an entity or a label")
-	if err != nil {
+	s := &ps.a.sources.take(1)[0]
+	if err := ps.qualName("an entity or a label", &s.name); err != nil {
 		return nil, err
 	}
-	s := ps.a.sources.put(source{p: n.p, name: n})
+	n := &s.name
+	s.p = n.p
+	var err *abi.Error
 	switch ps.peek().kind {
 	case tLParen:
 		ps.next()
@@ -401,11 +415,13 @@ func (ps *parser) chain() ([]*step, *abi.Error) {
 }
 
 func (ps *parser) dotStep() (*step, *abi.Error) {
-	n, err := ps.ident("a relation, a method or a postfix such as limit(…)")
-	if err != nil {
+	st := &ps.a.steps.take(1)[0]
+	if err := ps.identInto("a relation, a method or a postfix such as limit(…)", &st.name); err != nil {
 		return nil, err
 	}
-	st := ps.a.steps.put(step{p: n.p, name: n})
+	n := &st.name
+	st.p = n.p
+	var err *abi.Error
 	nx := ps.peek().kind
 	if k, ok := postfixKeywords[n.text]; ok && n.sym == nil && (nx == tLParen || k == stFilter && nx == tLBrace) {
 		st.kind = k
@@ -533,14 +549,17 @@ func (ps *parser) specs() ([]spec, *abi.Error) {
 func (ps *parser) names(closing tokKind, want string) ([]name, *abi.Error) {
 	var out []name
 	for {
-		n, err := ps.ident(want)
-		if err != nil {
-			return nil, err
-		}
 		if out == nil {
 			out = ps.a.names.slice(4)
 		}
-		out = append(out, n)
+		if len(out) < cap(out) {
+			out = out[:len(out)+1] // identInto writes every field
+		} else {
+			out = append(out, name{})
+		}
+		if err := ps.identInto(want, &out[len(out)-1]); err != nil {
+			return nil, err
+		}
 		if ps.peek().kind != tComma {
 			break
 		}
@@ -714,7 +733,8 @@ func (ps *parser) value() (*value, *abi.Error) {
 		}
 		// Entity(…) as a value.
 		save := ps.i
-		if _, err := ps.qualName("a value"); err == nil && ps.peek().kind == tLParen {
+		var probe name
+		if err := ps.qualName("a value", &probe); err == nil && ps.peek().kind == tLParen {
 			ps.i = save
 			src, err := ps.source()
 			if err != nil {

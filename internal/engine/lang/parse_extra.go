@@ -13,11 +13,12 @@ import (
 // reverseStep reads `^Entity` and an optional `{preds}` after the dot.
 func (ps *parser) reverseStep() (*step, *abi.Error) {
 	caret := ps.next()
-	n, err := ps.qualName("an entity after .^")
-	if err != nil {
+	var n name
+	if err := ps.qualName("an entity after .^", &n); err != nil {
 		return nil, err
 	}
 	st := ps.a.steps.put(step{p: caret.p, kind: stReverse, name: n})
+	var err *abi.Error
 	if ps.peek().kind == tLBrace {
 		if st.preds, err = ps.preds(); err != nil {
 			return nil, err
