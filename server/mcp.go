@@ -129,6 +129,7 @@ func (a *App) newMCPServer() *mcp.Server {
 	})
 	s.AddReceivingMiddleware(a.rateLimitTools)
 	s.AddReceivingMiddleware(a.notifyMiddleware)
+	s.AddReceivingMiddleware(levelGuard)
 	mcp.AddTool(s, discoverTool(), a.toolDiscover)
 	mcp.AddTool(s, contextTool(), a.toolContext)
 	mcp.AddTool(s, planTool(), a.toolPlan)
