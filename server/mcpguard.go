@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -134,7 +135,7 @@ func (a *App) mcpGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, r := tenantOf(c), c.Request()
 		if r.Method == http.MethodPost {
-			if err := a.checkMCPBatch(c, t); err != nil {
+			if answered, err := a.checkMCPBatch(c, t); answered || err != nil {
 				return err
 			}
 		}
@@ -177,32 +178,59 @@ func (a *App) mcpGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// checkMCPBatch refuses a JSON-RPC batch over the message or byte bound and
-// leaves the body readable for the SDK. A refusal is logged once here; the
-// SDK would otherwise log each bad message of a batch.
-func (a *App) checkMCPBatch(c echo.Context, t *tenant.Tenant) error {
+// checkMCPBatch refuses a JSON-RPC batch over the message or byte bound,
+// or one in which two requests share an id, and leaves the body readable
+// for the SDK. A refusal is logged once here; the SDK would otherwise log
+// each bad message of a batch.
+func (a *App) checkMCPBatch(c echo.Context, t *tenant.Tenant) (answered bool, err error) {
 	r := c.Request()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return err // the body limit's 413, rendered by httpError
+		return true, err // the body limit's 413, rendered by httpError
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return nil
+		return false, nil
 	}
 	n := -1
+	var msgs []json.RawMessage
 	if len(body) <= maxMCPBatchBytes {
-		var msgs []json.RawMessage
 		if json.Unmarshal(body, &msgs) != nil {
-			return nil // the SDK answers malformed payloads
+			return false, nil // the SDK answers malformed payloads
 		}
 		n = len(msgs)
 	}
 	if n >= 0 && n <= maxMCPBatchMessages {
-		return nil
+		return refuseDuplicateCalls(c, msgs)
 	}
 	a.log.Warn("MCP batch refused", "tenant", t.ID, "bytes", len(body), "messages", n)
-	return problem.New(http.StatusRequestEntityTooLarge, "batch-too-large",
+	return true, problem.New(http.StatusRequestEntityTooLarge, "batch-too-large",
 		"a JSON-RPC batch may hold at most "+strconv.Itoa(maxMCPBatchMessages)+" messages and "+strconv.Itoa(maxMCPBatchBytes>>10)+" KiB; send messages one per request")
+}
+
+// refuseDuplicateCalls answers a batch in which two requests share an id
+// with HTTP 400 and a JSON-RPC invalid-request error carrying that id, as
+// the SDK answers a request whose id is in flight on another POST. The
+// SDK would expect one answer for the id and drop the other request's.
+// Nothing in the batch runs, so the answer cannot be mistaken for one
+// request's result. A batch the SDK cannot decode is left to it.
+func refuseDuplicateCalls(c echo.Context, raw []json.RawMessage) (answered bool, err error) {
+	msgs := make([]jsonrpc.Message, 0, len(raw))
+	for _, r := range raw {
+		m, err := jsonrpc.DecodeMessage(r)
+		if err != nil {
+			return false, nil
+		}
+		msgs = append(msgs, m)
+	}
+	id, dup := duplicateCall(msgs)
+	if !dup {
+		return false, nil
+	}
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: duplicateInBatch(id)}})
+	if err != nil {
+		return true, err
+	}
+	return true, c.JSONBlob(http.StatusBadRequest, b)
 }

@@ -69,7 +69,7 @@ func TestSetLevelRefusesUnknownLevels(t *testing.T) {
 		for i, tc := range setLevelCases {
 			t.Run(tc.name, func(t *testing.T) {
 				w.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":%s}`, 100+i, tc.params))
-				m := w.next()
+				m := w.next(t)
 				if m["id"] != float64(100+i) {
 					t.Fatalf("answer for another id: %v", m)
 				}

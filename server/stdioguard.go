@@ -26,19 +26,29 @@ const maxStdioLine = mcp.DefaultMaxLineLength
 // as JSON-RPC 2.0 asks and as the HTTP transport answers it.
 func GuardedStdio(in io.Reader, out io.Writer) mcp.Transport {
 	pr, pw := io.Pipe()
-	w := &lockedWriter{w: out}
-	go func() { _ = pw.CloseWithError(filterFrames(in, pw, w)) }()
+	pending := &pendingCalls{}
+	w := &lockedWriter{w: out, pending: pending}
+	go func() { _ = pw.CloseWithError(filterFrames(in, pw, guardWrites{w}, pending)) }()
 	return &mcp.IOTransport{Reader: pr, Writer: w}
 }
 
 // lockedWriter serialises the SDK's writes (one Write per message) with
-// the guard's error answers, so lines never interleave.
+// the guard's error answers, so lines never interleave. Each SDK write
+// that answers requests releases their ids.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	pending *pendingCalls
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	// Released before the answer goes out, so a client that reuses the id
+	// as soon as it reads the answer is not refused.
+	l.pending.answered(p)
+	return l.write(p)
+}
+
+func (l *lockedWriter) write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -46,11 +56,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func (l *lockedWriter) Close() error { return nil }
 
+// guardWrites writes the guard's own answers: they answer no request the
+// SDK read, so they release no id.
+type guardWrites struct{ l *lockedWriter }
+
+func (g guardWrites) Write(p []byte) (int, error) { return g.l.write(p) }
+
 // filterFrames copies the well-formed lines of in to sdk and answers the
-// others on out; it returns nil at the end of in.
-func filterFrames(in io.Reader, sdk io.Writer, out io.Writer) error {
+// others on out; it returns nil at the end of in. pending holds the ids
+// of the requests passed to the SDK and not yet answered.
+func filterFrames(in io.Reader, sdk io.Writer, out io.Writer, pending *pendingCalls) error {
 	br := bufio.NewReaderSize(in, 64<<10)
-	var g frameGuard
+	g := frameGuard{pending: pending}
 	for {
 		line, over, err := readLine(br)
 		if len(line) > 0 || over {
@@ -104,6 +121,7 @@ func readLine(br *bufio.Reader) (line []byte, over bool, err error) {
 // initialize or after one asking for an older version.
 type frameGuard struct {
 	noBatches bool
+	pending   *pendingCalls
 }
 
 // batchingVersions are the protocol versions that allow JSON-RPC batches.
@@ -123,16 +141,33 @@ func (g *frameGuard) check(line []byte) (code int, id any, why string) {
 		if g.noBatches {
 			return jsonrpc.CodeInvalidRequest, nil, "invalid request: JSON-RPC batches are not part of the protocol version this session uses; send messages one per line"
 		}
+		msgs := make([]jsonrpc.Message, 0, len(batch))
 		for _, m := range batch {
-			if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			msg, err := jsonrpc.DecodeMessage(m)
+			if err != nil {
 				return jsonrpc.CodeInvalidRequest, nil, "invalid request in a batch: " + err.Error()
 			}
+			msgs = append(msgs, msg)
 		}
-		return 0, nil, ""
+		// The SDK (v1.8.0) never answers the requests of a stdio batch
+		// that also holds a notification or a response.
+		for _, m := range msgs {
+			if req, ok := m.(*jsonrpc.Request); !ok || !req.IsCall() {
+				return jsonrpc.CodeInvalidRequest, nil, "invalid request: a batch on stdio may hold only requests; send notifications and responses one per line"
+			}
+		}
+		// The SDK ends the connection at a batch with a repeated id.
+		if id, dup := duplicateCall(msgs); dup {
+			return jsonrpc.CodeInvalidRequest, nil, duplicateInBatch(id)
+		}
+		return g.admit(msgs)
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
 		return jsonrpc.CodeInvalidRequest, frameID(line), "invalid request: " + err.Error()
+	}
+	if code, id, why := g.admit([]jsonrpc.Message{msg}); code != 0 {
+		return code, id, why
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 		var p struct {
@@ -140,6 +175,20 @@ func (g *frameGuard) check(line []byte) (code int, id any, why string) {
 		}
 		_ = json.Unmarshal(req.Params, &p)
 		g.noBatches = !batchingVersions[p.ProtocolVersion]
+	}
+	return 0, nil, ""
+}
+
+// admit records the requests of a line as pending, or refuses the line
+// when one of them reuses the id of a request not yet answered. The
+// refusal's id is null: an answer carrying the id would be taken by the
+// client for the answer to the pending request.
+func (g *frameGuard) admit(msgs []jsonrpc.Message) (code int, id any, why string) {
+	if g.pending == nil {
+		return 0, nil, ""
+	}
+	if dup, ok := g.pending.admit(msgs); !ok {
+		return jsonrpc.CodeInvalidRequest, nil, "invalid request: request id " + idText(dup) + " is still in flight on this session; JSON-RPC ids must be unique per request. The line was not run"
 	}
 	return 0, nil, ""
 }

@@ -59,23 +59,30 @@ func (w *stdioWire) send(lines ...string) {
 	}()
 }
 
-// next returns plasmd's next line, decoded.
-func (w *stdioWire) next() map[string]any {
-	w.t.Helper()
+// nextLine returns plasmd's next line.
+func (w *stdioWire) nextLine(t *testing.T) string {
+	t.Helper()
 	select {
 	case line, ok := <-w.answers:
 		if !ok {
-			w.t.Fatal("stdout closed")
+			t.Fatal("stdout closed")
 		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			w.t.Fatalf("not a JSON-RPC message: %q", line)
-		}
-		return m
+		return line
 	case <-time.After(2 * time.Minute): // a hang, not a speed limit
-		w.t.Fatal("no answer")
+		t.Fatal("no answer")
 	}
-	return nil
+	return ""
+}
+
+// next returns plasmd's next line, decoded.
+func (w *stdioWire) next(t *testing.T) map[string]any {
+	t.Helper()
+	line := w.nextLine(t)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("not a JSON-RPC message: %q", line)
+	}
+	return m
 }
 
 // open initializes the session with protocol version and returns the
@@ -84,7 +91,7 @@ func (w *stdioWire) open(version string) map[string]any {
 	w.t.Helper()
 	w.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	m := w.next()
+	m := w.next(w.t)
 	if m["id"] != "init" || m["result"] == nil {
 		w.t.Fatalf("initialize: %v", m)
 	}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestStdioGuardPendingIDs: on stdio the guard refuses a request whose id
+// is still pending (the SDK answered it with a null id, or dropped it,
+// or ended the connection for a batch), and releases an id once the SDK
+// writes its answer, whatever shape the answer has.
+func TestStdioGuardPendingIDs(t *testing.T) {
+	pending := &pendingCalls{}
+	g := frameGuard{pending: pending}
+	sdk := &lockedWriter{w: io.Discard, pending: pending}
+	big := `{"jsonrpc":"2.0","id":7,"result":{"text":"` + strings.Repeat("x", 1<<20) + `"}}`
+	steps := []struct {
+		in, answer string // one of them
+		refused    string // for in: the refusal's words, "" when it passes
+	}{
+		{in: `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
+		{in: `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, refused: "request id 7 is still in flight"},
+		{in: `{"jsonrpc":"2.0","id":7.0,"method":"ping"}`, refused: "request id 7 is still in flight"},
+		{in: `{"jsonrpc":"2.0","id":"7","method":"ping"}`},
+		{in: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`},
+		{answer: big},
+		{in: `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
+		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"ping"}]`, refused: "request id 8 appears more than once in this batch"},
+		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":"7","method":"ping"}]`, refused: `request id "7" is still in flight`},
+		{in: `{"jsonrpc":"2.0","id":8,"method":"ping"}`}, // the refused batch admitted nothing
+		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`, refused: "may hold only requests"},
+		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`},
+		{answer: `[{"jsonrpc":"2.0","id":9,"result":{}},{"jsonrpc":"2.0","id":10,"error":{"code":-1,"message":"x"}}]`},
+		{in: `{"jsonrpc":"2.0","id":10,"method":"ping"}`},
+		{answer: `{"result":{},"id":"7","jsonrpc":"2.0"}`},
+		{in: `{"jsonrpc":"2.0","id":"7","method":"ping"}`},
+		// A request the server sends does not answer the client's 8.
+		{answer: `{"jsonrpc":"2.0","id":8,"method":"roots/list"}`},
+		{answer: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":8}}`},
+		{in: `{"jsonrpc":"2.0","id":8,"method":"ping"}`, refused: "request id 8 is still in flight"},
+	}
+	for i, s := range steps {
+		if s.answer != "" {
+			if _, err := sdk.Write([]byte(s.answer + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		code, id, why := g.check([]byte(s.in))
+		if s.refused == "" && code != 0 {
+			t.Errorf("step %d %.60s: refused (%d, %v): %s", i, s.in, code, id, why)
+		}
+		if s.refused != "" && (code != -32600 || id != nil || !strings.Contains(why, s.refused)) {
+			t.Errorf("step %d %.60s: got (%d, %v, %q), want an invalid request with a null id saying %q", i, s.in, code, id, why, s.refused)
+		}
+	}
+}
