@@ -37,6 +37,10 @@ func TestHTTPHostileInput(t *testing.T) {
 		// accepted and the field dropped: "mode": "plan" ran live.
 		{name: "mode in the JSON body", path: path, ctype: "application/json", body: `{"program": "Issue(\"iss-1\")[id]", "mode": "plan"}`, status: 400, detail: []string{`unknown field "mode"`, "program"}},
 		{name: "trailing data after the program", path: path, ctype: "application/json", body: `{"program": "Issue(\"iss-1\")[id]"} {"program": "Issue(\"iss-2\").delete()"}`, status: 400, detail: []string{"more than one JSON value"}},
+		// A number literal used as text went out normalised (Issue(-0)
+		// fetched id "0"); it is refused with its spelling kept.
+		{name: "text id written -0", path: path + "?force=false", ctype: "text/plain", body: `Issue(-0)`, status: 400, detail: []string{"Issue id -0 is the number 0", `sent as "0"`}},
+		{name: "text id written 1.0", path: path + "?force=false", ctype: "text/plain", body: `Issue(1.0)`, status: 400, detail: []string{"Issue id expects text, got 1.0"}},
 		{name: "program of the wrong type", path: path, ctype: "application/json", body: `{"program": 5}`, status: 400, detail: []string{`field "program" must be a string, not a number`}, absent: []string{"Go ", "struct"}},
 		// encoding/json's messages named Go types and struct tags.
 		{name: "open with an array", path: "/execute", ctype: "application/json", body: `[]`, status: 400, detail: []string{"must be a JSON object, not an array"}, absent: []string{"Go ", "struct", "EntryID"}},

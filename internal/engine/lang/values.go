@@ -48,7 +48,7 @@ func (p *planner) checkScalar(dom *catalog.Value, v any, at pos, what string) *a
 		return nil
 	}
 	bad := func(want, hint string) *abi.Error {
-		return errAt(at, abi.CodeType, fmt.Sprintf("%s expects %s, got %s", what, want, describe(v)), hint)
+		return errAt(at, abi.CodeType, fmt.Sprintf("%s expects %s, got %s", what, want, p.describeAt(at, v)), hint)
 	}
 	switch dom.Type {
 	case "integer":
@@ -80,7 +80,7 @@ func (p *planner) checkScalar(dom *catalog.Value, v any, at pos, what string) *a
 	case "select", "multi_select":
 		s, ok := v.(string)
 		if len(dom.AllowedValues) > 0 && (!ok || !slices.Contains(dom.AllowedValues, s)) {
-			return bad("one of its allowed values", listHint(fmt.Sprint(v), "allowed values", dom.AllowedValues))
+			return bad("one of its allowed values", listHint(p.spellAt(at, v), "allowed values", dom.AllowedValues))
 		}
 	}
 	return nil

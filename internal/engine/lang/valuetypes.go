@@ -48,12 +48,12 @@ func (p *planner) checkTypedDepth(cat *catalog.Catalog, dom *catalog.Value, v an
 		return nil
 	}
 	bad := func(want, hint string) *abi.Error {
-		return errAt(at, abi.CodeType, fmt.Sprintf("%s expects %s, got %s", what, want, describe(v)), hint)
+		return errAt(at, abi.CodeType, fmt.Sprintf("%s expects %s, got %s", what, want, p.describeAt(at, v)), hint)
 	}
 	switch dom.Type {
 	case "string", "uuid":
 		if _, ok := v.(string); !ok {
-			return bad("text", fmt.Sprintf("quote it: %s=\"%v\"", what, v))
+			return bad("text", fmt.Sprintf("quote it: %s=%q", what, p.describeAt(at, v)))
 		}
 	case "date":
 		return checkDate(dom, v, bad)
@@ -140,8 +140,8 @@ func (p *planner) checkID(x ent, id any, at pos) *abi.Error {
 	// A whole number names a text id unambiguously (Issue(42) for "42");
 	// the reverse, text for a numeric id, is refused.
 	if dom := x.cat.Values[f.ValueRef]; dom != nil && (dom.Type == "string" || dom.Type == "uuid") {
-		if _, ok := id.(int64); ok {
-			return nil
+		if n, ok := id.(int64); ok {
+			return p.checkWholeID(x.name, n, at)
 		}
 	}
 	return p.checkValue(x.cat, f.ValueRef, id, at, x.name+" id")
