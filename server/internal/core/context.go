@@ -156,7 +156,7 @@ func (s *Service) OpenExecute(ctx context.Context, t *tenant.Tenant, seeds []See
 }
 
 func (s *Service) open(ctx context.Context, t *tenant.Tenant, rs []resolvedSeed, intent string, ranked []string, logicalID string) (*Opened, error) {
-	key := reuseKey(t.ID, t.Principal, rs, logicalID)
+	key := reuseKey(t.ID, t.Principal, rs, openScope(logicalID, intent, ranked))
 	unlock := s.reuseLocks.lock(key)
 	defer unlock()
 	if ex, err := s.store.FindReusable(ctx, t.ID, key); err == nil {

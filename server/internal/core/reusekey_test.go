@@ -64,3 +64,34 @@ func TestSessionReuseKey(t *testing.T) {
 		t.Fatal("vendor module digest is not part of the key")
 	}
 }
+
+// TestOpenScope: an HTTP open (no logical session) is scoped by its
+// intent and its set of ranked capabilities, which decide the mutators a
+// session teaches; an MCP open by its logical session alone.
+func TestOpenScope(t *testing.T) {
+	base := openScope("", "read issues", []string{"issue_create", "issue_update"})
+	tests := []struct {
+		name, logical, intent string
+		ranked                []string
+		same                  bool
+	}{
+		{"identical", "", "read issues", []string{"issue_create", "issue_update"}, true},
+		{"ranked reordered and repeated", "", "read issues", []string{"issue_update", "issue_create", "issue_update"}, true},
+		{"other intent", "", "create an issue", []string{"issue_create", "issue_update"}, false},
+		{"no intent", "", "", []string{"issue_create", "issue_update"}, false},
+		{"fewer ranked", "", "read issues", []string{"issue_create"}, false},
+		{"ranked joined differently", "", "read issues", []string{"issue_create\x00issue_update"}, false},
+		{"intent holding a separator", "", "read issues\x00issue_create", []string{"issue_update"}, false},
+		{"a logical session", "L1", "read issues", []string{"issue_create", "issue_update"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := openScope(tc.logical, tc.intent, tc.ranked); (got == base) != tc.same {
+				t.Fatalf("scope equal to base = %v, want %v", got == base, tc.same)
+			}
+		})
+	}
+	if openScope("L1", "a", nil) != openScope("L1", "b", []string{"x"}) {
+		t.Error("an MCP open's scope depends on more than its logical session")
+	}
+}

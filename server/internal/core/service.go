@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -197,6 +198,29 @@ func reuseKey(tenantID, principal string, seeds []resolvedSeed, logicalID string
 	parts := []string{tenantID, primary, cat.Digest, strings.Join(ents, ","), principal, module, logicalID}
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:])
+}
+
+// openScope is the SessionReuseKey's last part: the logical session when
+// there is one (MCP: it stands for the tenant's intent), else the intent
+// and ranked capabilities themselves (HTTP POST /execute has no logical
+// session). The intent's words and the ranked names decide which
+// mutators a session teaches, so an HTTP open with another intent must
+// not be handed a session taught for the first one: its table, symbols,
+// runs and handles stay that intent's. Ranked names are a set.
+func openScope(logicalID, intent string, ranked []string) string {
+	if logicalID != "" {
+		return logicalID
+	}
+	r := slices.Clone(ranked)
+	slices.Sort(r)
+	r = slices.Compact(r)
+	// JSON keeps the parts apart whatever they hold, and a logical
+	// session id (a UUID) never starts with "http".
+	b, _ := json.Marshal(struct {
+		Intent string   `json:"intent"`
+		Ranked []string `json:"ranked"`
+	}{intent, r})
+	return "http" + string(b)
 }
 
 func primaryEntry(seeds []resolvedSeed) string {
