@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/text"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/results"
@@ -128,16 +129,16 @@ func (a *App) httpError(err error, c echo.Context) {
 			p = problem.New(he.Code, "body-too-large", "the request body is over the "+a.cfg.MaxBody+" limit")
 		}
 		if he.Code == http.StatusNotFound {
-			p = problem.New(he.Code, "not-found", "no such route: "+core.ClipForLog(c.Request().Method, 16)+" "+core.ClipForLog(c.Request().URL.Path, maxLoggedPath))
+			p = problem.New(he.Code, "not-found", "no such route: "+text.Clip(c.Request().Method, 16)+" "+text.Clip(c.Request().URL.Path, maxLoggedPath))
 		}
 		if he.Code == http.StatusMethodNotAllowed {
-			p = problem.New(he.Code, "method-not-allowed", core.ClipForLog(c.Request().Method, 16)+" is not allowed on "+core.ClipForLog(c.Request().URL.Path, maxLoggedPath))
+			p = problem.New(he.Code, "method-not-allowed", text.Clip(c.Request().Method, 16)+" is not allowed on "+text.Clip(c.Request().URL.Path, maxLoggedPath))
 		}
 	default:
 		p = problem.From(err)
 	}
 	if p.Status >= 500 && p.Type == problem.Base+"internal" {
-		a.log.Error("internal error", "path", core.ClipForLog(c.Request().URL.Path, maxLoggedPath), "err", err)
+		a.log.Error("internal error", "path", text.Clip(c.Request().URL.Path, maxLoggedPath), "err", err)
 	}
 	if p.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmd/plasmd/internal/runtime/executor"
+	"github.com/plasmd/plasmd/internal/text"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/session"
@@ -258,7 +259,7 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 		return toolError(problem.BadRequest("missing-intent", "missing intent: pass intent, or announce _meta.plasm.intent in initialize"), nil), nil, nil
 	case announced != "" && announced != intent:
 		a.log.Info("plasm_context: explicit intent differs from session context; using the explicit one",
-			"explicit", core.ClipForLog(intent, 200), "session", core.ClipForLog(announced, 200))
+			"explicit", text.Clip(intent, 200), "session", text.Clip(announced, 200))
 	}
 	out, err := a.svc.Context(ctx, t, a.mcpIDs.id(req.Session, req.Extra, t), intent, in.Seeds, in.Ranked)
 	if err != nil {

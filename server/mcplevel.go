@@ -7,8 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/plasmd/plasmd/server/internal/core"
+	"github.com/plasmd/plasmd/internal/text"
 )
 
 // mcpLevels are the log levels MCP defines for logging/setLevel (the
@@ -34,7 +33,7 @@ func levelGuard(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 		}
-		return nil, levelError("unknown log level " + strconv.Quote(core.ClipForLog(string(p.Level), 64)))
+		return nil, levelError("unknown log level " + strconv.Quote(text.Clip(string(p.Level), 64)))
 	}
 }
 

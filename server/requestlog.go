@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/plasmd/plasmd/internal/text"
 	"github.com/plasmd/plasmd/server/internal/activity"
-	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 	"github.com/plasmd/plasmd/server/internal/tracing"
@@ -56,7 +56,7 @@ func (a *App) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			level = slog.LevelError
 		}
 		a.log.LogAttrs(r.Context(), level, "request",
-			slog.String("method", core.ClipForLog(r.Method, 16)), slog.String("path", core.ClipForLog(r.URL.Path, maxLoggedPath)), slog.Int("status", status),
+			slog.String("method", text.Clip(r.Method, 16)), slog.String("path", text.Clip(r.URL.Path, maxLoggedPath)), slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("tenant", tenantID), slog.String("logical_session", logical),
 			slog.String("execute_session", execute), slog.String("run_id", runID),

@@ -6,12 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/runtime/egress"
+	// Named apart from this package's text(v) (transform.go).
+	quoted "github.com/plasmd/plasmd/internal/text"
 )
 
 // Backend outcomes as the surfaces report them: a missing row is its own
@@ -32,7 +33,7 @@ type NotFoundError struct {
 func (e *NotFoundError) Error() string {
 	id := fmt.Sprint(e.ID)
 	if s, ok := e.ID.(string); ok {
-		id = fmt.Sprintf("%q", clipID(s))
+		id = fmt.Sprintf("%q", quoted.Clip(s, maxQuotedID))
 	}
 	return fmt.Sprintf("%s %s not found (%s)", e.Entity, id, e.Capability)
 }
@@ -41,17 +42,6 @@ func (e *NotFoundError) Error() string {
 // agent recognises its id from the start, and a 60 KB id (programs may
 // be 64 KB) would otherwise come back whole in every answer and log line.
 const maxQuotedID = 200
-
-func clipID(s string) string {
-	if len(s) <= maxQuotedID {
-		return s
-	}
-	cut := maxQuotedID
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
 
 // Is makes errors.Is(err, ErrNotFound) hold.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

@@ -23,15 +23,3 @@ func CheckIntent(intent string) error {
 	}
 	return nil
 }
-
-// ClipForLog shortens text for a log line, keeping whole runes.
-func ClipForLog(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
