@@ -88,40 +88,46 @@ func TestQuarantineBackoffCap(t *testing.T) {
 // quarantined after quarantineStrikes of them and shows in CPUQuarantined
 // under its owner; its calls then run at low priority and still end as
 // before (ErrDeadline when they spin, an answer when they do not), and a
-// neighbour pool is neither quarantined nor disturbed.
+// neighbour pool is neither quarantined nor disturbed. Quarantine reads a
+// fake clock and each spinning call is ended by its caller once the
+// clock has passed its call timeout (spinToDeadline); no real timeout is
+// ever reached, so exactly quarantineStrikes calls quarantine the pool on
+// any machine.
 func TestSpinnerQuarantined(t *testing.T) {
 	needGuests(t)
 	var logs bytes.Buffer // written only by the calls below, one at a time
-	h, engine := newTestHost(t, Config{Spares: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	fc := &fakeTimers{t: time.Unix(1000, 0)}
+	var reads atomic.Int64
+	h, engine := newTestHost(t, Config{Spares: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		now: func() time.Time { reads.Add(1); return fc.Now() }})
 	ctx := context.Background()
 	loop, err := h.Module(ctx, guestWasm["loop"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := TenantSpec{Module: loop, Owner: "acme", Limits: Limits{CallTimeout: 100 * time.Millisecond}}
+	// Long enough that no call reaches it on the real clock, short enough
+	// that quarantineStrikes calls fit in quarantineWindow on the fake one.
+	const limit = quarantineWindow / quarantineStrikes
+	spec := TenantSpec{Module: loop, Owner: "acme", Limits: Limits{CallTimeout: limit}}
 	spinner := h.Tenant("spinner-vendor", spec)
-	steady := h.Tenant("steady", TenantSpec{Module: engine})
-	// A spinning call always reaches its deadline; instantiating the next
-	// instance runs under the same timeout and, on a loaded machine, may
-	// miss it too (no strike: the guest never ran), hence a loop.
-	calls := 0
-	for h.CPUQuarantined()["acme"] == 0 {
-		if calls == 50 {
-			t.Fatalf("not quarantined after %d calls to the deadline", calls)
+	steady := h.Tenant("steady", TenantSpec{Module: engine, Limits: Limits{CallTimeout: time.Hour}})
+	for i := range quarantineStrikes {
+		if q := h.CPUQuarantined(); q["acme"] != 0 {
+			t.Fatalf("quarantined after %d calls, want %d strikes", i, quarantineStrikes)
 		}
-		if _, err := spinner.Ping(ctx, []byte("hostile")); !errors.Is(err, ErrDeadline) {
-			t.Fatalf("call %d: %v, want ErrDeadline", calls, err)
+		if err := spinToDeadline(h, spinner, fc, &reads, limit); !errors.Is(err, ErrDeadline) {
+			t.Fatalf("call %d: %v, want ErrDeadline", i, err)
 		}
-		calls++
 		if out, err := steady.Ping(ctx, []byte("hello")); err != nil || string(out) != "hello" {
 			t.Fatalf("neighbour: %q, %v", out, err)
 		}
 	}
-	if calls < quarantineStrikes {
-		t.Fatalf("quarantined after %d calls, want %d strikes", calls, quarantineStrikes)
+	if q := h.CPUQuarantined(); q["acme"] != 1 {
+		t.Fatalf("a pool spinning to its deadline %d times was not quarantined: %v", quarantineStrikes, q)
 	}
 	low := lowPriorityRuns.Load()
-	if _, err := spinner.Ping(ctx, []byte("hostile")); !errors.Is(err, ErrDeadline) {
+	// The spell (quarantineBase) outlasts this call's limit on the fake clock.
+	if err := spinToDeadline(h, spinner, fc, &reads, limit); !errors.Is(err, ErrDeadline) {
 		t.Fatalf("quarantined spinning call: %v, want ErrDeadline", err)
 	}
 	// An ordinary call of the quarantined pool, with a timeout nothing
@@ -144,6 +150,30 @@ func TestSpinnerQuarantined(t *testing.T) {
 		!strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "tenant=spinner-vendor owner=acme for=30s") {
 		t.Fatalf("want one WARN line naming the pool, owner and spell; logged %d:\n%s", n, logs.String())
 	}
+}
+
+// spinToDeadline makes one Ping of tn (whose guest spins) end as a call
+// that spun to its deadline, without reaching any real timeout: once the
+// call has started (read the clock) and its guest runs (the meter ticked
+// since), the fake clock passes limit while it spins, then the caller's
+// context ends the call.
+func spinToDeadline(h *Host, tn *Tenant, fc *fakeTimers, reads *atomic.Int64, limit time.Duration) error {
+	caller := newExpiring()
+	ended := make(chan struct{})
+	spun := make(chan struct{})
+	r0 := reads.Load()
+	go func() {
+		defer close(spun)
+		defer caller.expire()
+		waitUntil(func() bool { return reads.Load() > r0 || chanClosed(ended) })
+		ticks := h.meterTicks.Load()
+		waitUntil(func() bool { return h.meterTicks.Load() > ticks || chanClosed(ended) })
+		fc.Advance(limit)
+	}()
+	_, err := tn.Ping(caller, []byte("hostile"))
+	close(ended)
+	<-spun
+	return err
 }
 
 // TestQuarantineSpunToDeadline: only a call that missed its deadline after
@@ -323,24 +353,7 @@ func TestQuarantineSlowBackendNotStruck(t *testing.T) {
 			if q := h.CPUQuarantined(); q["acme"] != 0 {
 				t.Fatalf("quarantined after %d calls, want %d strikes", i, quarantineStrikes)
 			}
-			caller := newExpiring()
-			ended := make(chan struct{})
-			spun := make(chan struct{})
-			r0 := reads.Load()
-			go func() {
-				// Once the call has started (read the clock) and the guest
-				// runs (the meter ticked since), the call timeout passes
-				// while it spins, then its deadline ends it.
-				defer close(spun)
-				defer caller.expire()
-				waitUntil(func() bool { return reads.Load() > r0 || chanClosed(ended) })
-				ticks := h.meterTicks.Load()
-				waitUntil(func() bool { return h.meterTicks.Load() > ticks || chanClosed(ended) })
-				fc.Advance(limit)
-			}()
-			_, err := tn.Ping(caller, []byte("hostile"))
-			close(ended)
-			<-spun
+			err := spinToDeadline(h, tn, fc, &reads, limit)
 			if !errors.Is(err, ErrDeadline) {
 				t.Fatalf("call %d: %v, want ErrDeadline", i, err)
 			}
