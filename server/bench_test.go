@@ -127,8 +127,13 @@ func BenchmarkPlanSandboxedSession(b *testing.B) {
 // sessionPlanner returns a call planning req in a warm sandbox tenant the
 // way a session does: the symbol map encoded once and named by digest.
 func sessionPlanner(b *testing.B, req *abi.PlanRequest, cats []*catalog.Catalog) func() error {
+	return sessionPlannerOf(b, req, cats, enginewasm.Module())
+}
+
+// sessionPlannerOf is sessionPlanner running the engine module wasm.
+func sessionPlannerOf(b *testing.B, req *abi.PlanRequest, cats []*catalog.Catalog, wasm []byte) func() error {
 	ctx := context.Background()
-	tn := benchEngine(b, cats)
+	tn := benchEngineOf(b, cats, wasm)
 	sym, err := sandbox.EncodeSymbols(req.Symbols)
 	if err != nil {
 		b.Fatal(err)
@@ -142,15 +147,25 @@ func sessionPlanner(b *testing.B, req *abi.PlanRequest, cats []*catalog.Catalog)
 }
 
 // benchEngine is a tenant of a host of its own running the embedded
-// engine over cats, closed when the benchmark ends.
+// engine as the server loads it (enginewasm.Module: data merged, short
+// bulk copies inlined) over cats, closed when the benchmark ends.
 func benchEngine(b *testing.B, cats []*catalog.Catalog) *sandbox.Engine {
+	return benchEngineOf(b, cats, enginewasm.Module())
+}
+
+// benchEngineOf is benchEngine running the engine module wasm.
+func benchEngineOf(b *testing.B, cats []*catalog.Catalog, wasm []byte) *sandbox.Engine {
 	ctx := context.Background()
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir()})
+	// Every variant of the engine a benchmark compares runs metered, as
+	// the server runs its own engine, whether or not its digest is the
+	// embedded one's.
+	trust := func(string) bool { return true }
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: testCacheDir(), Meter: trust})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { host.Close(ctx) })
-	mod, err := host.Module(ctx, enginewasm.Wasm)
+	mod, err := host.Module(ctx, wasm)
 	if err != nil {
 		b.Fatal(err)
 	}

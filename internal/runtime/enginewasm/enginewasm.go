@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"sync"
 
+	"github.com/plasmd/plasmd/internal/runtime/wasmbulk"
 	"github.com/plasmd/plasmd/internal/runtime/wasmdata"
 )
 
@@ -28,15 +29,25 @@ var Wasm []byte
 // pages the data touches anyway.
 const MaxDataGap = 64
 
+// MaxInlineBulk is the longest constant-length memory.copy or
+// memory.fill that Module inlines (see wasmbulk).
+const MaxInlineBulk = 256
+
 // Module returns the engine module to run: Wasm with its data segments
 // merged (see wasmdata), the same initial memory from about 20 segments
 // instead of 55,000, which saves wazero 1.3 MiB of segment headers in
-// every live instance. Callers must not modify it. Should the merge ever
-// not apply, it is Wasm itself.
+// every live instance; then with its short constant-length memory.copy
+// and memory.fill (Go's struct copies and zeroings) inlined as loads and
+// stores (see wasmbulk), which wazero would otherwise compile to calls
+// into Go's memmove. Callers must not modify it. Should a step ever not
+// apply, its input is kept: at worst Module is Wasm itself.
 var Module = sync.OnceValue(func() []byte {
 	out, _, _, err := wasmdata.Merge(Wasm, MaxDataGap)
 	if err != nil {
-		return Wasm
+		out = Wasm
+	}
+	if inlined, _, err := wasmbulk.Inline(out, MaxInlineBulk); err == nil {
+		out = inlined
 	}
 	return out
 })
