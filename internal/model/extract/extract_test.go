@@ -218,3 +218,40 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// TestBareListUnderOneKey: Plasm wraps a bare list body under the one key
+// its mapping expects the list at, so such a body is the rows; a deeper
+// path still refuses a list it cannot walk.
+func TestBareListUnderOneKey(t *testing.T) {
+	tests := []struct {
+		name, body string
+		response   *catalog.Response
+		want       string // rows as JSON, or "error"
+	}{
+		{"results default, list", `[{"id":1},{"id":2}]`, &catalog.Response{ItemsPath: []string{"results"}}, `[[1,null],[2,null]]`},
+		{"results default, object", `{"count":2,"results":[{"id":1},{"id":2}]}`, &catalog.Response{ItemsPath: []string{"results"}}, `[[1,null],[2,null]]`},
+		{"results default, no results", `{"count":0}`, &catalog.Response{ItemsPath: []string{"results"}}, `[]`},
+		{"items key, list", `[{"id":5}]`, &catalog.Response{ItemsPath: []string{"tasks"}}, `[[5,null]]`},
+		{"inner key, list", `[{"data":{"id":6}}]`, &catalog.Response{ItemsPath: []string{"children"}, ItemInnerKey: "data"}, `[[6,null]]`},
+		{"deep path, list", `[{"id":1}]`, &catalog.Response{ItemsPath: []string{"data", "nodes"}}, "error"},
+		{"single, list", `[{"id":1}]`, &catalog.Response{Single: true, ItemsPath: []string{"data"}}, "error"},
+	}
+	for _, tt := range tests {
+		s := okSpec()
+		s.Response = tt.response
+		out, aerr := Apply(s, &abi.DecodeRequest{Capability: "list", Status: 200}, []byte(tt.body), Options{})
+		if tt.want == "error" {
+			if aerr == nil {
+				t.Errorf("%s: decoded %+v, want an error", tt.name, out)
+			}
+			continue
+		}
+		if aerr != nil {
+			t.Errorf("%s: %v", tt.name, aerr)
+			continue
+		}
+		if got, _ := json.Marshal(out.Table.Rows); string(got) != tt.want {
+			t.Errorf("%s: rows %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

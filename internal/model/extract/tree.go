@@ -164,7 +164,13 @@ func selectItems(doc any, r *catalog.Response) ([]any, error) {
 		return either(doc, "the response")
 	}
 	node := doc
+	// Plasm wraps a bare list body under the one key it expected the list
+	// at ({"results": body}), so such a list is the rows.
+	_, bare := doc.([]any)
 	for i, k := range r.ItemsPath {
+		if bare && !r.Single && len(r.ItemsPath) == 1 {
+			break
+		}
 		if node == nil {
 			return nil, nil
 		}

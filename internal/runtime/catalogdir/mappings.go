@@ -138,6 +138,8 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 		if w != "" {
 			why = append(why, w)
 		}
+	} else {
+		l.later(func() { l.defaultListResponse(name, m) })
 	}
 	if n := o.val("pagination"); n != nil {
 		m.Pagination = p.pagination(o.sub("pagination"), o.key("pagination"), n)
@@ -164,6 +166,21 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 		l.later(func() { l.checkAnswers(p, name, o) })
 	}
 	return m
+}
+
+// defaultListResponse gives a query or search mapping without `response`
+// Plasm's default shape: its rows are the list under "results" (a bare list
+// body is the rows, see extract.selectItems). Without it such a mapping read
+// a {count, next, results: […]} page, the most common shape there is, as one
+// row of empty fields.
+func (l *loader) defaultListResponse(name string, m *catalog.Mapping) {
+	cp := l.cat.Capabilities[name]
+	if cp == nil || m.Response != nil || (m.Transport != "" && m.Transport != "http" && m.Transport != "graphql") {
+		return
+	}
+	if cp.Kind == catalog.KindQuery || cp.Kind == catalog.KindSearch {
+		m.Response = &catalog.Response{ItemsPath: []string{"results"}}
+	}
 }
 
 // checkPathVars requires that the path of a single-row capability only uses
