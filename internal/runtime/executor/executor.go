@@ -42,7 +42,10 @@ type Continuation struct {
 	Page       map[string]any `json:"page"`
 	// Skip is how many rows of the page at Page were already returned: a
 	// page(handle, limit=n) that ends inside a page continues there.
-	Skip    int         `json:"skip,omitempty"`
+	Skip int `json:"skip,omitempty"`
+	// Seen keys the rows of the page before Page, so a next page that
+	// repeats them is refused (OverlapError) across handles too.
+	Seen    []string    `json:"seen,omitempty"`
 	Filters []plan.Pred `json:"filters,omitempty"`
 	// Transforms are the postfix steps the first page went through
 	// (.filter, .sort, projection, .limit); every later page gets them too,

@@ -987,6 +987,9 @@ func TestHopFollowsPages(t *testing.T) {
 // filters, postfix steps and projection apply to every later page.
 func TestPageKeepsTransforms(t *testing.T) {
 	e := &fakeEngine{caps: map[string]backendFunc{"list_repos": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
+		if call.Page["page"] == 2.0 {
+			return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()[2:4]}, Next: map[string]any{"page": 3.0}}, nil
+		}
 		return &abi.DecodeResponse{Table: abi.Table{Columns: repoCols, Rows: repoRows()[:2]}, Next: map[string]any{"page": 2.0}}, nil
 	}}}
 	f := fetch(0, "list_repos", "Repo")

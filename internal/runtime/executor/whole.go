@@ -240,9 +240,10 @@ func rowsNeeded(t abi.Table, preds []plan.Pred, n int) (int, error) {
 
 // listPage is where one page's rows start in a list read.
 type listPage struct {
-	state map[string]any // the page's state (nil: the first page)
-	start int            // index of its first row kept in the table
-	skip  int            // its rows skipped before that one
+	state  map[string]any // the page's state (nil: the first page)
+	start  int            // index of its first row kept in the table
+	skip   int            // its rows skipped before that one
+	before []string       // rowKeys of the page read before it (see OverlapError)
 }
 
 // listRead is the rows read from a list and where it continues.
@@ -250,29 +251,33 @@ type listRead struct {
 	table abi.Table
 	pages []listPage
 	next  map[string]any // state of the page after the last one read; nil when the list ended
+	last  []string       // rowKeys of the last page read
 }
 
 // after returns the position just past the first used rows: the state of
-// the page holding the next unread row, and how many of its rows to skip.
-// ok is false when the list has no rows after them.
-func (l *listRead) after(used int) (state map[string]any, skip int, ok bool) {
+// the page holding the next unread row, how many of its rows to skip, and
+// the row keys of the page before it. ok is false when the list has no
+// rows after them.
+func (l *listRead) after(used int) (state map[string]any, skip int, before []string, ok bool) {
 	if used >= len(l.table.Rows) {
-		return l.next, 0, l.next != nil
+		return l.next, 0, l.last, l.next != nil
 	}
 	for i := len(l.pages) - 1; i >= 0; i-- {
 		if p := l.pages[i]; p.start <= used {
-			return p.state, p.skip + used - p.start, true
+			return p.state, p.skip + used - p.start, p.before, true
 		}
 	}
-	return nil, used, true
+	return nil, used, nil, true
 }
 
 // readList reads a list from page (nil: the first page), skipping the
 // first skip rows of that page, until the backend says it ended or enough
 // (when set) reports how many of the rows read settle the answer (>= 0).
+// seen holds the row keys of the page before page (a continuation's), so a
+// page that repeats them is refused as the pages after it are.
 // Every call is charged to the run's budget.
-func (r *run) readList(ctx context.Context, entry, capability, entity string, vars, page map[string]any, skip int, relation string, step *Step, enough func(abi.Table) (int, error)) (*listRead, int, error) {
-	l := &listRead{}
+func (r *run) readList(ctx context.Context, entry, capability, entity string, vars, page map[string]any, skip int, seen []string, relation string, step *Step, enough func(abi.Table) (int, error)) (*listRead, int, error) {
+	l := &listRead{last: seen}
 	state := page
 	for first := true; ; first = false {
 		if err := r.meter.take(entity); err != nil {
@@ -293,7 +298,13 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 		} else {
 			rows = reorder(abi.Table{Columns: dec.Table.Columns, Rows: rows}, l.table.Columns)
 		}
-		l.pages = append(l.pages, listPage{state: state, start: len(l.table.Rows), skip: skip})
+		if n := repeated(l.last, rows); n > 0 {
+			return nil, 0, &OverlapError{Capability: capability, Entity: entity, Page: len(l.pages) + 1, Repeated: n, Rows: len(rows)}
+		}
+		l.pages = append(l.pages, listPage{state: state, start: len(l.table.Rows), skip: skip, before: l.last})
+		if dec.Next != nil {
+			l.last = rowKeys(rows)
+		}
 		l.table.Rows = append(l.table.Rows, rows...)
 		if err := r.meter.add(len(rows), entity); err != nil {
 			return nil, 0, err
@@ -339,7 +350,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		enough = untilLimit(n.Filters, n.Transforms)
 	}
 	enough = pageSizeEnough(n.PageSize, r.paged[n.ID], enough)
-	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, nil, 0, "", step, enough)
+	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, nil, 0, nil, "", step, enough)
 	if n.Kind == catalog.KindGet {
 		var t abi.Table
 		if l != nil {
@@ -355,8 +366,8 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		return t, nil, err
 	}
 	var next *Continuation
-	if state, skip, ok := l.after(used); ok {
-		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
+	if state, skip, before, ok := l.after(used); ok {
+		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Seen: before, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
 	}
 	cutToPage(l, used, n.PageSize)
 	t, err := shape(l.table, n)
@@ -392,14 +403,14 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 	}
 	enough = pageSizeEnough(c.PageSize, r.paged[n.ID] && n.Page.Limit <= 0, enough)
-	l, used, err := r.readList(ctx, c.EntryID, c.Capability, c.Entity, c.Vars, c.Page, c.Skip, "", step, enough)
+	l, used, err := r.readList(ctx, c.EntryID, c.Capability, c.Entity, c.Vars, c.Page, c.Skip, c.Seen, "", step, enough)
 	if err != nil {
 		return abi.Table{}, nil, err
 	}
 	var next *Continuation
-	if state, skip, ok := l.after(used); ok && r.paged[n.ID] {
+	if state, skip, before, ok := l.after(used); ok && r.paged[n.ID] {
 		nc := *c
-		nc.Page, nc.Skip = state, skip
+		nc.Page, nc.Skip, nc.Seen = state, skip, before
 		next = &nc
 	}
 	cutToPage(l, used, c.PageSize)
