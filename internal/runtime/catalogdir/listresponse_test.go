@@ -2,6 +2,7 @@ package catalogdir
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -55,5 +56,57 @@ mappings:
 		if got := c.Mappings[name].Response; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: response %+v, want %+v", name, got, want)
 		}
+	}
+}
+
+// TestOffsetStepWarning: a counter named as an item offset that steps by 1
+// while a fixed parameter asks for more rows a page is warned about once
+// per YAML block (pokeapi's shared anchor, jira's startAt), with its line.
+func TestOffsetStepWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name, params string
+		want         string // "" for no warning
+	}{
+		{"offset by one", "{offset: {counter: 0}, limit: {fixed: 20}}", "shapes.cgs.yaml:14:31: mappings.a_query.pagination.params.offset: an item offset that steps by 1 a page while limit asks for 20 rows"},
+		{"startAt by one", "{startAt: {counter: 0}, maxResults: {fixed: 50}}", "add step: 50"},
+		{"offset by the page size", "{offset: {counter: 0, step: 20}, limit: {fixed: 20}}", ""},
+		{"page number", "{page: {counter: 1}, per_page: {fixed: 20}}", ""},
+		{"offset without a page size", "{offset: {counter: 0}}", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `version: 1
+http_backend: http://shapes.invalid
+values:
+  id: {type: integer}
+entities:
+  Thing: {id_field: id, fields: {id: {value_ref: id, required: true}}}
+capabilities:
+  a_query: {kind: query, entity: Thing}
+  b_query: {kind: query, entity: Thing}
+mappings:
+  a_query:
+    method: GET
+    path: [{type: literal, value: a}]
+    pagination: &pg {params: ` + tc.params + `}
+  b_query: {method: GET, path: [{type: literal, value: b}], pagination: *pg}
+`
+			var warns ErrorList
+			if _, err := load(fstest.MapFS{"shapes.cgs.yaml": {Data: []byte(src)}}, "shapes.cgs.yaml", "", func(p string) string { return p }, &warns); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range warns {
+				got = append(got, w.Error())
+			}
+			if tc.want == "" {
+				if len(got) > 0 {
+					t.Fatalf("warned: %v", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
+				t.Fatalf("warnings %q, want one containing %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package catalogdir
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -541,6 +542,7 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 	}
 	if pn := o.val("params"); pn != nil {
 		es, _ := p.pairs(o.sub("params"), pn)
+		keys := map[string]*yaml.Node{}
 		for _, e := range es {
 			if e.key.Value == "" {
 				p.errorf(e.key, "%s: parameter name must not be empty", o.sub("params"))
@@ -549,8 +551,10 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 			if pp, ok := p.pageParam(o.sub("params")+"."+e.key.Value, e.key, e.val); ok {
 				pg.Params[e.key.Value] = pp
 				pg.ParamOrder = append(pg.ParamOrder, e.key.Value)
+				keys[e.key.Value] = e.key
 			}
 		}
+		p.checkOffsetStep(o.sub("params"), pg, keys)
 	} else if pg.Location != "link_header" && pg.Location != "response_next_url" && pg.Location != "block_range" {
 		// Only the next-URL locations can continue without parameters.
 		p.errorf(o.at, "%s: missing required key \"params\" (location %s advances by parameters)", ctx, ctxOr(pg.Location, "query"))
@@ -581,6 +585,38 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 		pg.StopWhen = p.stopWhen(o.sub("stop_when"), o.key("stop_when"), sn)
 	}
 	return pg
+}
+
+// offsetNames are counter names that count rows, not pages.
+var offsetNames = []string{"offset", "startat", "start", "skip", "startindex", "start_index"}
+
+// checkOffsetStep warns about a counter named as an item offset that steps
+// by 1 while a fixed parameter asks for more rows a page (Plasm's pokeapi
+// and jira catalogs): every page then repeats all but one row of the page
+// before, which the executor refuses (executor.OverlapError).
+func (p *parser) checkOffsetStep(ctx string, pg *catalog.Pagination, keys map[string]*yaml.Node) {
+	size := int64(0)
+	sizeName := ""
+	for _, name := range pg.ParamOrder {
+		if n, ok := pg.Params[name].Fixed.(int64); ok && n > 1 {
+			size, sizeName = n, name
+		}
+	}
+	if size == 0 {
+		return
+	}
+	for _, name := range pg.ParamOrder {
+		pp := pg.Params[name]
+		if pp.Counter == nil || pp.Step != 1 || !slices.Contains(offsetNames, strings.ToLower(name)) || p.warnedAt[keys[name]] {
+			continue
+		}
+		if p.warnedAt == nil {
+			p.warnedAt = map[*yaml.Node]bool{}
+		}
+		p.warnedAt[keys[name]] = true
+		p.warnf(keys[name], "%s.%s: an item offset that steps by 1 a page while %s asks for %d rows: every page repeats the page before, and plasmd refuses such a list (add step: %d)",
+			ctx, name, sizeName, size, size)
+	}
 }
 
 func (p *parser) pageParam(ctx string, at, n *yaml.Node) (catalog.PageParam, bool) {

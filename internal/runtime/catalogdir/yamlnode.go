@@ -41,6 +41,9 @@ type parser struct {
 	// builtin is set to a Plasm CML built-in met while reading one
 	// mapping, so the mapping's capability can be marked unavailable.
 	builtin string
+	// warnedAt holds nodes already warned about, so a block shared by YAML
+	// aliases is reported once.
+	warnedAt map[*yaml.Node]bool
 }
 
 // warnf records a problem that does not stop the catalog from loading: a
