@@ -334,8 +334,12 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		return nil, nil, errAt(v.p, abi.CodeType, "a union constructor "+v.ident.raw+"{…} needs a parameter typed as a union, and this catalog declares none",
 			"pass the fields as named parameters: method(k=v, …)")
 	case vEntity:
+		if v.get.form == srcKeys {
+			lit, err := p.keyedValue(v)
+			return lit, nil, err
+		}
 		if v.get.form != srcGet {
-			return nil, nil, errAt(v.p, abi.CodeType, "only Entity(id) can be used as a value", "pass the key fields as separate parameters")
+			return nil, nil, errAt(v.p, abi.CodeType, "only Entity(id) or Entity(key=…, …) can be used as a value", "write the row's id: Entity(\"id\")")
 		}
 		x, err := p.entity(v.get.name)
 		if err != nil {

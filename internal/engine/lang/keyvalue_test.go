@@ -1,0 +1,68 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
+// keyedCatalog has GitHub's shape: issues listed by a repository scope
+// that references an entity with a compound key.
+func keyedCatalog() map[string]*catalog.Catalog {
+	return map[string]*catalog.Catalog{"gh": {
+		EntryID: "gh", HTTPBackend: "https://api.example.com",
+		Values: map[string]*catalog.Value{
+			"repo_ref": {Type: "entity_ref", Target: "Repository"}, "s": {Type: "string"}, "n": {Type: "integer"},
+			"user_ref": {Type: "entity_ref", Target: "User"},
+		},
+		Entities: map[string]*catalog.Entity{
+			"Repository": {Name: "Repository", IDField: "name", KeyVars: []string{"owner", "repo"}, Fields: map[string]*catalog.Field{"name": {Name: "name", ValueRef: "s"}, "owner": {Name: "owner", ValueRef: "s"}, "repo": {Name: "repo", ValueRef: "s"}}},
+			"Issue":      {Name: "Issue", IDField: "number", Fields: map[string]*catalog.Field{"number": {Name: "number", ValueRef: "n"}}},
+			"User":       {Name: "User", IDField: "login", Fields: map[string]*catalog.Field{"login": {Name: "login", ValueRef: "s"}}},
+		},
+		Capabilities: map[string]*catalog.Capability{
+			"issue_query": {Name: "issue_query", Kind: catalog.KindQuery, Entity: "Issue", Parameters: []catalog.Parameter{
+				{Name: "repository", ValueRef: "repo_ref", Required: true, Role: catalog.RoleScope},
+				{Name: "creator", ValueRef: "user_ref"},
+			}},
+		},
+		Mappings: map[string]*catalog.Mapping{"issue_query": {Method: "GET", Path: []catalog.Segment{{Type: "literal", Value: "issues"}}}},
+	}}
+}
+
+// TestKeyedEntityValue: Entity(k=v, …) names a row of a compound-key
+// entity as a value (Plasm's Repository(owner="o", repo="r") for a
+// repository scope), as the object the request compiler spreads; a
+// one-key entity takes Entity(id=v) as Entity(v). Before, every such value
+// was refused ("only Entity(id) can be used as a value").
+func TestKeyedEntityValue(t *testing.T) {
+	for _, tc := range []struct {
+		program string
+		want    string // the query node's args, or "error: <message part>"
+	}{
+		{`Issue{repository=Repository(owner="golang", repo="go")}.limit(2)`, "map[repository:map[owner:golang repo:go]]"},
+		{`Issue{repository=Repository(repo="go", owner=golang)}.limit(2)`, "map[repository:map[owner:golang repo:go]]"},
+		{`Issue{repository="golang/go"}.limit(2)`, "map[repository:golang/go]"},
+		{`Issue{repository="golang/go", creator=User(login="ann")}.limit(2)`, "map[creator:ann repository:golang/go]"},
+		{`Issue{repository=Repository(owner="golang")}.limit(2)`, "error: Repository(…) is missing its key repo"},
+		{`Issue{repository=Repository(owner="golang", repo="go", name="x")}.limit(2)`, "error: Repository has no key name"},
+		{`Issue{repository=Repository(owner="golang", owner="x", repo="go")}.limit(2)`, "error: key owner given twice"},
+		{`Issue{repository=Repository(owner="", repo="go")}.limit(2)`, "error: Repository key owner is empty"},
+		{`Issue{repository=Repository(owner=["a"], repo="go")}.limit(2)`, "error: needs a text or number value"},
+		{`Issue{repository="golang/go", creator=User(name="ann")}.limit(2)`, "error: User has one key"},
+	} {
+		p, err := Plan(&abi.PlanRequest{Program: tc.program}, keyedCatalog())
+		var got string
+		if err != nil {
+			got = "error: " + err.Message
+		} else {
+			got = fmt.Sprint(p.Nodes[0].Args)
+		}
+		if got != tc.want && !(strings.HasPrefix(tc.want, "error: ") && strings.Contains(got, strings.TrimPrefix(tc.want, "error: "))) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.program, got, tc.want)
+		}
+	}
+}
