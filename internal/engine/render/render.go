@@ -144,6 +144,9 @@ func jinjaFilter(ln string) bool {
 		if j := strings.Index(action, "}}"); j >= 0 {
 			action = action[:j]
 		}
+		if subscript(action) {
+			return true // {{ rows[0].title }}: Go indexes with index
+		}
 		for _, seg := range strings.Split(action, "|")[1:] {
 			seg = strings.TrimLeft(seg, " \t")
 			end := 0
@@ -155,6 +158,27 @@ func jinjaFilter(ln string) bool {
 			}
 		}
 	}
+}
+
+// subscript reports a [ outside quotes in an action: Jinja's subscript,
+// which Go's template language does not have.
+func subscript(action string) bool {
+	var quote byte
+	for i := 0; i < len(action); i++ {
+		switch c := action[i]; {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '`' || c == '\'':
+			quote = c
+		case c == '[':
+			return true
+		}
+	}
+	return false
 }
 
 // checker walks a parsed template.

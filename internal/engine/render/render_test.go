@@ -65,7 +65,9 @@ func TestHelpers(t *testing.T) {
 			t.Errorf("smallVerbs(%q) != %v", f, ok)
 		}
 	}
-	for ln, ok := range map[string]bool{"{{ rows | length }}": true, "{{ x|upper}}": true, "{{ .a | printf \"%s\" }}": false, "a | length": false} {
+	for ln, ok := range map[string]bool{"{{ rows | length }}": true, "{{ x|upper}}": true, "{{ .a | printf \"%s\" }}": false, "a | length": false,
+		// Jinja subscripts (Plasm's language matrix: {{ rows[0].title }}).
+		"{{ rows[0].title }}": true, "{{ r['id'] }}": true, "{{ printf \"[%s]\" .a }}": false, "{{ printf `[` }}": false, "[{{ .a }}]": false} {
 		if jinjaFilter(ln) != ok {
 			t.Errorf("jinjaFilter(%q) != %v", ln, ok)
 		}
