@@ -109,7 +109,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.BoolVar(&c.demo, "demo", false, "start the embedded demo backend and serve its catalogs (tracker, kanban)")
+	fs.BoolVar(&c.demo, "demo", false, "start the embedded demo backend and serve its catalogs (tracker, kanban, ledger)")
 	fs.Var(&c.catalogs, "catalogs", "a directory of catalog directories, or one catalog directory (repeatable)")
 	fs.StringVar(&c.tenantsFile, "tenants", "", "tenants file (YAML): bearer token digests, catalogs, secrets, limits; without it auth is off and only loopback is allowed")
 	fs.DurationVar(&c.idleTTL, "session-idle-ttl", 30*time.Minute, "expire execute sessions idle this long")
@@ -118,7 +118,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
 	fs.Var(&c.envAllow, "env-allow", "with auth off, also read this environment variable: NAME for a catalog auth block that names it (PLASMD_* names need no flag), or NAME=catalog[,catalog] for any use those catalogs declare (repeatable)")
 	fs.IntVar(&c.maxRunning, "max-running", 0, "guest calls running at once across all tenants, shared fairly among them (0 = one per usable core: GOMAXPROCS as Go sets it, which follows a CPU quota; -1 = no bound)")
-	fs.Var(&c.metered, "metered-module", "run the vendor module whose sha256 (as `plasmd module check` prints it) is this metered, like the engine: 2-3x faster guest code, for modules you trust as much as your own code (repeatable)")
+	fs.Var(&c.metered, "metered-module", "run the vendor module whose `SHA256` (as plasmd module check prints it) is this metered, like the engine: 2-3x faster guest code, for modules you trust as much as your own code (repeatable)")
 	fs.Var(&c.allowPriv, "egress-allow-private", "let catalogs' host names resolve into this range of the host's own networks (loopback, private, CGNAT, unique-local), e.g. 10.0.0.0/8 (repeatable; IP-literal origins need none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
