@@ -327,6 +327,11 @@ func loadCombined(fsys fs.FS, file, entryID string, display func(string) string,
 	}
 	p := &parser{l: l, file: display(file)}
 	root, ok := p.parseYAML(data)
+	if site := interchangeSite(root); ok && site != nil {
+		p.errorf(site, "top level: this file is Plasm's CGS interchange form (a serialized CGS, with %s here), which plasmd does not load; "+
+			"write the authoring form: %s + %s, or one %s file with the domain keys and a mappings: map", site.Value, DomainFile, MappingsFile, CombinedSuffix)
+		return l.result(source{path.Base(file), data})
+	}
 	if ok {
 		mk, mv := l.parseDomain(p, root, true)
 		l.parseMappings(p, "mappings", mk, mv)
