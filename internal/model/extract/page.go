@@ -53,7 +53,7 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 	cur := pageState(p, a.req.Page)
 
 	if sw := p.StopWhen; sw != nil && sw.Field != "" {
-		v, ok := get(a.prefixed(sw.Field))
+		v, ok := a.lookup(get, sw.Field)
 		if sw.Absent && (!ok || v == nil) {
 			return nil, nil
 		}
@@ -87,7 +87,7 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 		return next, nil
 	case LocResponseNextURL:
 		for _, field := range nextURLFields(p) {
-			v, _ := get(a.prefixed(field))
+			v, _ := a.lookup(get, field)
 			s, _ := v.(string)
 			if s == "" {
 				return nil, nil
@@ -125,7 +125,7 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 			next[pp.Name] = n
 			advances = true
 		case pp.FromResponse != "":
-			v, _ := get(a.prefixed(pp.FromResponse))
+			v, _ := a.lookup(get, pp.FromResponse)
 			if v == nil || v == "" {
 				return nil, nil
 			}
@@ -211,6 +211,23 @@ func linkSaysLast(h string) bool {
 	}
 	low := strings.ToLower(h)
 	return strings.Contains(low, "rel=") && (strings.Contains(low, "last") || strings.Contains(low, "prev") || strings.Contains(low, "first"))
+}
+
+// lookup reads a paging field (a from_response cursor, a next-URL field,
+// stop_when's field) under the response prefix: the key as written, else,
+// when the name has dots and no such key exists, the dotted path (Slack's
+// response_metadata.next_cursor). Read as one key only, as Plasm reads it,
+// such a cursor is always absent and every list ends after its first page;
+// a key that has dots itself (@odata.nextLink) is still read as written.
+func (a *applier) lookup(get func(path []string) (any, bool), field string) (any, bool) {
+	if v, ok := get(a.prefixed(field)); ok || !strings.Contains(field, ".") {
+		return v, ok
+	}
+	parts := strings.Split(field, ".")
+	if slices.Contains(parts, "") {
+		return nil, false
+	}
+	return get(append(slices.Clone(a.s.Paging.ResponsePrefix), parts...))
 }
 
 func (a *applier) prefixed(field string) []string {
