@@ -135,7 +135,7 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		out.Table.Rows = append(out.Table.Rows, row)
 	}
 	if a.s.Relation == nil && a.s.Paging != nil {
-		next, err := a.next(func(path []string) (any, bool) { return walk(doc, path) }, pageItems)
+		next, err := a.next(func(path []string) (any, bool) { return walkIndexed(doc, path) }, pageItems)
 		if err != nil {
 			return nil, err
 		}

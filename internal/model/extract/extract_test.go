@@ -235,6 +235,13 @@ func TestBareListUnderOneKey(t *testing.T) {
 		{"inner key, list", `[{"data":{"id":6}}]`, &catalog.Response{ItemsPath: []string{"children"}, ItemInnerKey: "data"}, `[[6,null]]`},
 		{"deep path, list", `[{"id":1}]`, &catalog.Response{ItemsPath: []string{"data", "nodes"}}, "error"},
 		{"single, list", `[{"id":1}]`, &catalog.Response{Single: true, ItemsPath: []string{"data"}}, "error"},
+		// Digit-only segments index a list, as in Plasm (Reddit's comment
+		// thread answers [post listing, comment listing]).
+		{"index into a list", `[{"data":{"children":[{"data":{"id":1}}]}},{"data":{"children":[{"data":{"id":7}},{"data":{"id":8}}]}}]`,
+			&catalog.Response{ItemsPath: []string{"1", "data", "children"}, ItemInnerKey: "data"}, `[[7,null],[8,null]]`},
+		{"index past the list", `[{"data":{}}]`, &catalog.Response{ItemsPath: []string{"3", "data"}}, `[]`},
+		{"index alone", `[[{"id":4}],[{"id":5}]]`, &catalog.Response{ItemsPath: []string{"1"}}, `[[5,null]]`},
+		{"index into an object is a key", `{"1":[{"id":6}]}`, &catalog.Response{ItemsPath: []string{"1"}}, `[[6,null]]`},
 	}
 	for _, tt := range tests {
 		s := okSpec()

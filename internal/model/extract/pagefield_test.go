@@ -31,6 +31,8 @@ func TestDottedPagingField(t *testing.T) {
 			`{"items":[{"id":1}],"data":{"page":{"end":"e9"}}}`, "map[after:e9]"},
 		{"odata next link", &Paging{Location: LocResponseNextURL, NextURLField: "@odata.nextLink"},
 			`{"items":[{"id":1}],"@odata.nextLink":"https://api.example.com/items?skip=1"}`, "map[next_url:https://api.example.com/items?skip=1]"},
+		{"prefix indexing a list", &Paging{Location: "query", ResponsePrefix: []string{"1", "data"}, Params: []Param{{Name: "after", FromResponse: "after"}}},
+			`[{"data":{"after":"x"}},{"data":{"children":[],"after":"t3_9"}}]`, "map[after:t3_9]"},
 		{"dotted stop_when", &Paging{Location: "query", StopWhen: &catalog.StopWhen{Field: "meta.last", Eq: true, HasEq: true}, Params: []Param{{Name: "page", Counter: new(int64)}}},
 			`{"items":[{"id":1}],"meta":{"last":true}}`, "end"},
 	} {

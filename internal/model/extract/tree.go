@@ -168,11 +168,20 @@ func selectItems(doc any, r *catalog.Response) ([]any, error) {
 	// at ({"results": body}), so such a list is the rows.
 	_, bare := doc.([]any)
 	for i, k := range r.ItemsPath {
-		if bare && !r.Single && len(r.ItemsPath) == 1 {
+		if bare && !r.Single && len(r.ItemsPath) == 1 && !isIndex(k) {
 			break
 		}
 		if node == nil {
 			return nil, nil
+		}
+		if arr, ok := node.([]any); ok && isIndex(k) {
+			// Plasm: a digit-only segment indexes a list (Reddit's
+			// [post listing, comment listing] answer, items_path [1, data, children]).
+			node = nil
+			if n, _ := strconv.Atoi(k); n < len(arr) {
+				node = arr[n]
+			}
+			continue
 		}
 		obj, ok := node.(map[string]any)
 		if !ok {
@@ -282,6 +291,43 @@ func materialize(parents []any, path []catalog.PathStep) ([]any, error) {
 
 // walk follows object keys; ok is false when a step is missing or lands on
 // something that is not an object.
+// isIndex reports a path segment that indexes a list: digits only, short
+// enough to be an int.
+func isIndex(k string) bool {
+	if k == "" || len(k) > 9 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// walkIndexed is walk that also indexes lists by digit-only segments, for
+// the paths Plasm reads that way: items_path and response_prefix.
+func walkIndexed(v any, path []string) (any, bool) {
+	for _, k := range path {
+		if arr, ok := v.([]any); ok && isIndex(k) {
+			n, _ := strconv.Atoi(k)
+			if n >= len(arr) {
+				return nil, false
+			}
+			v = arr[n]
+			continue
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = obj[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
 func walk(v any, path []string) (any, bool) {
 	for _, k := range path {
 		obj, ok := v.(map[string]any)
