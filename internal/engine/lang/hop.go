@@ -206,6 +206,9 @@ func (p *planner) call(c *cur, st *step) *abi.Error {
 	label := catalog.MethodLabel(mc)
 	switch mc.Kind {
 	case catalog.KindQuery, catalog.KindSearch, catalog.KindGet:
+		if mc.Kind != catalog.KindGet && c.pend == pendAll {
+			return p.readCall(c, c.ent, mc, st)
+		}
 		return errAt(st.p, abi.CodeUnknownMethod, label+" is a "+mc.Kind+"; reads are written as expressions, not method calls", p.listHowTo(c.ent))
 	}
 	n := baseNode(plan.OpMutate, c.ent)
@@ -307,6 +310,9 @@ func (p *planner) methodOf(c cur, st *step) (*catalog.Capability, *abi.Error) {
 	if mc == nil {
 		if c.ent.e.Relations[st.name.text] != nil {
 			return nil, errAt(st.p, abi.CodeUnknownMethod, st.name.text+" is a relation of "+c.ent.name+"; drop the parentheses", "."+st.name.text)
+		}
+		if u := unavailableMethod(c.ent, st.name.text); u != nil {
+			return nil, errAt(st.p, abi.CodeCatalog, c.ent.name+"."+st.name.raw+" ("+u.Name+") is not executable here: "+u.Unavailable, listHint("", "methods of "+c.ent.name, methodLabels(c.ent)))
 		}
 		return nil, errAt(st.p, abi.CodeUnknownMethod, c.ent.name+" has no method "+st.name.raw, listHint(st.name.text, "methods of "+c.ent.name, methodLabels(c.ent)))
 	}

@@ -277,6 +277,11 @@ func (p *planner) read(c *cur, x ent, kind string, preds []pred, phrase *value, 
 		}
 		return errAt(at, abi.CodeUnknownMethod, x.name+" has no "+what+" capability", p.listHowTo(x))
 	}
+	return p.readWith(c, x, caps, preds, phrase, at)
+}
+
+// readWith reads x through the best of caps for preds and phrase into c.
+func (p *planner) readWith(c *cur, x ent, caps []*catalog.Capability, preds []pred, phrase *value, at pos) *abi.Error {
 	ev := p.pa.evs.take(len(preds))
 	for i, pr := range preds {
 		lit, ref, err := p.val(pr.val)

@@ -1,0 +1,61 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
+// TestReadCallSugar: Plasm's Entity.search(k=v, …) (its Linear catalog's
+// documented form) reads through that capability with the arguments as
+// parameters. Before, every such call was refused ("search is a search;
+// reads are written as expressions, not method calls").
+func TestReadCallSugar(t *testing.T) {
+	for _, tc := range []struct {
+		program string
+		want    string // capability and args of the read, or "error: <part>"
+	}{
+		{`Issue.search(q="crash")`, "issue_search map[q:crash]"},
+		{`Issue.search(q="crash", project_id="p1").limit(2)[id]`, "issue_search map[project_id:p1 q:crash]"},
+		{`Issue.search(q=crash)`, "issue_search map[q:crash]"},
+		{`Issue.query(status="open")`, "issue_query map[status:open]"},
+		{`Issue.search(project_id="p1")`, "error: needs q"},
+		{`Issue.search(q="x", colour="red")`, "error: search has no parameter colour"},
+		{`Issue{status="open"}.search(q="x")`, "error: reads are written as expressions"},
+		{`Issue("i1").search(q="x")`, "error: reads are written as expressions"},
+	} {
+		p, err := run(tc.program, []string{"tracker"}, nil)
+		var got string
+		if err != nil {
+			got = "error: " + err.Message
+		} else {
+			got = fmt.Sprintf("%s %v", p.Nodes[0].Capability, p.Nodes[0].Args)
+		}
+		if got != tc.want && !(strings.HasPrefix(tc.want, "error: ") && strings.Contains(got, strings.TrimPrefix(tc.want, "error: "))) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.program, got, tc.want)
+		}
+	}
+}
+
+// TestUnavailableMethod: a method the catalog declares but plasmd cannot
+// run is refused with the loader's reason, not as a method that does not
+// exist ("Issue has no method create" for Linear's issue_create).
+func TestUnavailableMethod(t *testing.T) {
+	cats := keyedCatalog()
+	gh := cats["gh"]
+	gh.Capabilities["issue_create"] = &catalog.Capability{Name: "issue_create", Kind: catalog.KindCreate, Entity: "Issue", Unavailable: "preflight step query_pick is not run by plasmd (only hydrate_invoke_target is)"}
+	gh.Capabilities["issue_close"] = &catalog.Capability{Name: "issue_close", Kind: catalog.KindAction, Entity: "Issue"}
+	for _, tc := range []struct{ program, want string }{
+		{`Issue.create(title="x")`, "Issue.create (issue_create) is not executable here: preflight step query_pick is not run by plasmd"},
+		{`Issue.issue_create(title="x")`, "(issue_create) is not executable here"},
+		{`Issue.crate(title="x")`, "Issue has no method crate"},
+	} {
+		_, err := Plan(&abi.PlanRequest{Program: tc.program}, cats)
+		if err == nil || !strings.Contains(err.Message, tc.want) {
+			t.Errorf("%s: %v, want %q", tc.program, err, tc.want)
+		}
+	}
+}
