@@ -59,3 +59,29 @@ func TestUnavailableMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestAbstractEntityWithCapabilities: an abstract entity that has
+// capabilities of its own (Linear's IssueContext view) can be read, as in
+// Plasm; one without any is still refused, saying how it is reached.
+func TestAbstractEntityWithCapabilities(t *testing.T) {
+	cats := keyedCatalog()
+	cats["gh"].Entities["Issue"].Abstract = true
+	cats["gh"].Entities["Repository"].Abstract = true
+	for _, tc := range []struct{ program, want string }{
+		{`Issue{repository="a/b"}.limit(1)`, "issue_query"},
+		{`gh:Issue{repository="a/b"}.limit(1)`, "issue_query"},
+		{`Repository(owner="a", repo="b")`, "error: Repository is abstract and has no capability of its own"},
+		{`gh:Repository(owner="a", repo="b")`, "error: gh:Repository is abstract and has no capability of its own"},
+	} {
+		p, err := Plan(&abi.PlanRequest{Program: tc.program}, cats)
+		got := ""
+		if err != nil {
+			got = "error: " + err.Message
+		} else {
+			got = p.Nodes[0].Capability
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %s, want %s", tc.program, got, tc.want)
+		}
+	}
+}

@@ -136,7 +136,7 @@ func (p *planner) entity(n name) (ent, *abi.Error) {
 	abstract := false
 	for _, c := range p.entries {
 		if e := c.Entities[n.text]; e != nil {
-			if e.Abstract {
+			if hidden(c, n.text, e) {
 				abstract = true
 				continue
 			}
@@ -157,7 +157,7 @@ func (p *planner) entity(n name) (ent, *abi.Error) {
 		return ent{}, errAt(n.p, abi.CodeUnknownEntity, "ambiguous entity "+n.text+": several catalogs define it",
 			"qualify it: "+strings.Join(opts, " or "))
 	case abstract:
-		return ent{}, errAt(n.p, abi.CodeUnknownEntity, n.text+" is abstract and cannot be used in programs", listHint("", "entities", p.entityNames()))
+		return ent{}, errAt(n.p, abi.CodeUnknownEntity, n.text+" is abstract and has no capability of its own: it is reached through relations", listHint("", "entities", p.entityNames()))
 	}
 	if at, ok := p.boundLater.get(n.text); ok {
 		return ent{}, errAt(n.p, abi.CodeUnknownEntity, "label "+n.text+" is used before it is bound (line "+strconv.Itoa(at.line)+")",
@@ -179,10 +179,18 @@ func (p *planner) usable(c *catalog.Catalog, name string, n name) (ent, *abi.Err
 		slices.Sort(names)
 		return ent{}, errAt(n.p, abi.CodeUnknownEntity, "catalog "+c.EntryID+" has no entity "+name, listHint(name, "entities of "+c.EntryID, names))
 	}
-	if e.Abstract {
-		return ent{}, errAt(n.p, abi.CodeUnknownEntity, c.EntryID+":"+name+" is abstract and cannot be used in programs", "")
+	if hidden(c, name, e) {
+		return ent{}, errAt(n.p, abi.CodeUnknownEntity, c.EntryID+":"+name+" is abstract and has no capability of its own: it is reached through relations", "")
 	}
 	return ent{cat: c, e: e, name: name}, nil
+}
+
+// hidden reports an abstract entity a program cannot name: one with no
+// capability of its own. Plasm's abstract keeps an entity out of the
+// teaching table, not out of programs: Linear's IssueContext and
+// MyWorkSnapshot are abstract views its README reads as IssueContext(ENG-42).
+func hidden(c *catalog.Catalog, name string, e *catalog.Entity) bool {
+	return e.Abstract && len(c.CapabilitiesOf(name)) == 0
 }
 
 // entGet is one remembered answer of getCap.
