@@ -124,3 +124,46 @@ func FuzzPlanViews(f *testing.F) {
 		}
 	})
 }
+
+// TestViewParameterlessGet: a view step that calls a get whose request
+// names no row (Plasm's parameterless get, Linear's user_viewer for its
+// MyWorkSnapshot view) reads its one row like a singleton. Before, the view
+// was refused as inconsistent ("reads Project by id but binds no id"); a
+// get that does name its row still needs an id bound.
+func TestViewParameterlessGet(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		want       string // the step's kind, or "error: <part>"
+	}{
+		{"no id in the request", "/current-project", catalog.KindSingleton},
+		{"id in the request", "/projects/{id}", "error: reads Project by id but binds no id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cats := viewsCatalogs(t)
+			c := cats["views"]
+			c.Capabilities["project_current"] = &catalog.Capability{Name: "project_current", Kind: catalog.KindGet, Entity: "Project"}
+			m := &catalog.Mapping{Method: "GET"}
+			for _, seg := range strings.Split(strings.Trim(tc.path, "/"), "/") {
+				if v, ok := strings.CutPrefix(seg, "{"); ok {
+					m.Path = append(m.Path, catalog.Segment{Type: "var", Name: strings.TrimSuffix(v, "}")})
+				} else {
+					m.Path = append(m.Path, catalog.Segment{Type: "literal", Value: seg})
+				}
+			}
+			c.Mappings["project_current"] = m
+			v := c.Views["issue_triage"]
+			v.Nodes = append(v.Nodes, catalog.ViewNode{ID: "current", Capability: "project_current"})
+			p, err := planViews(t, cats, `IssueTriage("iss-1")`)
+			got := ""
+			if err != nil {
+				got = "error: " + err.Message
+			} else {
+				steps := p.Nodes[0].View.Steps
+				got = steps[len(steps)-1].Kind
+			}
+			if !strings.HasPrefix(got, tc.want) && !(strings.HasPrefix(tc.want, "error: ") && strings.Contains(got, strings.TrimPrefix(tc.want, "error: "))) {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
