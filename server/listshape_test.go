@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
@@ -36,6 +38,10 @@ entities:
     fields:
       id: {value_ref: id, required: true}
       name: {value_ref: name}
+  Comet:
+    id_field: id
+    fields:
+      id: {value_ref: id, required: true}
 capabilities:
   planet_query: {kind: query, entity: Planet}
   planet_search:
@@ -45,6 +51,7 @@ capabilities:
       - {name: q, value_ref: name, role: search, required: true}
   planet_get: {kind: get, entity: Planet}
   moon_query: {kind: query, entity: Moon}
+  comet_query: {kind: query, entity: Comet}
 `
 
 const listShapeMappings = `planet_query:
@@ -64,12 +71,16 @@ planet_get:
 moon_query:
   method: GET
   path: [{type: literal, value: moon}]
+comet_query:
+  method: GET
+  path: [{type: literal, value: comet}]
 `
 
 // TestListWithoutResponseShape: a query or search mapping without
 // `response` reads its rows from "results" (Plasm's default), and a bare
 // list body is still the rows. Before, an object page was read as one row
-// of empty fields: Planet.aggregate(n=count) answered 1 for 47 planets.
+// of empty fields: Planet.aggregate(n=count) answered 1 for 47 planets; an
+// object answer without "results" is refused rather than read as no rows.
 func TestListWithoutResponseShape(t *testing.T) {
 	const planets, moons = 47, 5
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +98,8 @@ func TestListWithoutResponseShape(t *testing.T) {
 			json.NewEncoder(w).Encode(map[string]any{"count": 2, "results": []any{row(3), row(13)}})
 		case "/planet/7":
 			json.NewEncoder(w).Encode(row(7))
+		case "/comet":
+			io.WriteString(w, `{"comets":[{"id":1},{"id":2}]}`) // rows under a key the mapping does not name
 		case "/moon":
 			var rs []map[string]any
 			for i := 1; i <= moons; i++ {
@@ -120,7 +133,7 @@ func TestListWithoutResponseShape(t *testing.T) {
 	srv := httptest.NewServer(app.Handler())
 	defer func() { srv.Close(); app.Close(context.Background()) }()
 	f := &fixture{app: app, srv: srv}
-	path := f.open(t, "shapes", "Planet", "Moon")
+	path := f.open(t, "shapes", "Planet", "Moon", "Comet")
 
 	tests := []struct {
 		program string
@@ -144,6 +157,11 @@ func TestListWithoutResponseShape(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%s: got %v, want %v", tt.program, got, tt.want)
 		}
+	}
+	// Rows under a key the mapping does not name: refused, never an empty list.
+	r := f.do(t, "POST", path, "text/plain", `Comet.aggregate(n=count)`)
+	if r.status != http.StatusBadGateway || !strings.Contains(r.body, `has no \"results\" (its keys: comets)`) {
+		t.Errorf("Comet: status %d %s, want 502 naming the keys", r.status, r.body)
 	}
 }
 

@@ -239,6 +239,10 @@ type Response struct {
 	WrapRootScalar bool `json:"wrap_root_scalar,omitempty"`
 	// Preprocess reshapes the body before rows are selected (plasm.go).
 	Preprocess *Preprocess `json:"response_preprocess,omitempty"`
+	// Default marks the shape the loader gave a list mapping that names
+	// none (Plasm's rows under "results"): an object answer without that
+	// key is then refused, since nothing said where its rows are.
+	Default bool `json:"default,omitempty"`
 }
 
 // Pagination describes how a list continues.

@@ -230,7 +230,13 @@ func TestBareListUnderOneKey(t *testing.T) {
 	}{
 		{"results default, list", `[{"id":1},{"id":2}]`, &catalog.Response{ItemsPath: []string{"results"}}, `[[1,null],[2,null]]`},
 		{"results default, object", `{"count":2,"results":[{"id":1},{"id":2}]}`, &catalog.Response{ItemsPath: []string{"results"}}, `[[1,null],[2,null]]`},
-		{"results default, no results", `{"count":0}`, &catalog.Response{ItemsPath: []string{"results"}}, `[]`},
+		{"results named, no results", `{"count":0}`, &catalog.Response{ItemsPath: []string{"results"}}, `[]`},
+		// The loader's default (the mapping named no response): an object
+		// without results says nothing of where its rows are (Spotify's
+		// {"albums": […]}), so it is refused, not read as no rows.
+		{"results default, object", `{"count":1,"results":[{"id":1}]}`, &catalog.Response{ItemsPath: []string{"results"}, Default: true}, `[[1,null]]`},
+		{"results default, list", `[{"id":2}]`, &catalog.Response{ItemsPath: []string{"results"}, Default: true}, `[[2,null]]`},
+		{"results default, no results", `{"albums":[{"id":1}]}`, &catalog.Response{ItemsPath: []string{"results"}, Default: true}, "error"},
 		{"items key, list", `[{"id":5}]`, &catalog.Response{ItemsPath: []string{"tasks"}}, `[[5,null]]`},
 		{"inner key, list", `[{"data":{"id":6}}]`, &catalog.Response{ItemsPath: []string{"children"}, ItemInnerKey: "data"}, `[[6,null]]`},
 		{"deep path, list", `[{"id":1}]`, &catalog.Response{ItemsPath: []string{"data", "nodes"}}, "error"},

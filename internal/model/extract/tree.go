@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -187,6 +188,10 @@ func selectItems(doc any, r *catalog.Response) ([]any, error) {
 		if !ok {
 			return nil, fmt.Errorf("expected an object at %s, got %s", where(r.ItemsPath[:i]), kindOf(node))
 		}
+		if _, has := obj[k]; !has && r.Default {
+			return nil, fmt.Errorf("the mapping names no response, so its rows are read under %q (Plasm's default), and this answer has no %q (its keys: %s); name the list with response: {items: <key>}",
+				k, k, keyList(obj))
+		}
 		node = obj[k]
 	}
 	at := where(r.ItemsPath)
@@ -364,4 +369,20 @@ func kindOf(v any) string {
 		return "an array"
 	}
 	return fmt.Sprintf("a %T", v)
+}
+
+// keyList names an object's keys, sorted and at most 8 of them.
+func keyList(obj map[string]any) string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) > 8 {
+		keys = append(keys[:8], "…")
+	}
+	if len(keys) == 0 {
+		return "none"
+	}
+	return strings.Join(keys, ", ")
 }

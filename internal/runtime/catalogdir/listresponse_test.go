@@ -44,7 +44,7 @@ mappings:
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := &catalog.Response{ItemsPath: []string{"results"}}
+	results := &catalog.Response{ItemsPath: []string{"results"}, Default: true}
 	for name, want := range map[string]*catalog.Response{
 		"thing_query":  results,
 		"thing_search": results,

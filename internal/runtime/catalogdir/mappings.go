@@ -180,7 +180,7 @@ func (l *loader) defaultListResponse(name string, m *catalog.Mapping) {
 		return
 	}
 	if cp.Kind == catalog.KindQuery || cp.Kind == catalog.KindSearch {
-		m.Response = &catalog.Response{ItemsPath: []string{"results"}}
+		m.Response = &catalog.Response{ItemsPath: []string{"results"}, Default: true}
 	}
 }
 
