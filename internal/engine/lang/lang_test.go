@@ -57,6 +57,9 @@ var goldenCases = []struct {
 	{"action_for_each", `Issue{status="open"}.limit(5).add-label(label="triage")`, nil},
 	{"bindings_doc_example", "a = Issue{status=\"open\"}\nb = a.limit(1)\nb.comments, a", nil},
 	{"last_line_binding", "a = Issue{status=\"open\"}.limit(3)[id, title]", nil},
+	// A label on the last line after other lines: its root is its own
+	// node, not an earlier line's (node 0 here is Project's get).
+	{"last_line_binding_after_lines", "a = Project(\"p1\")\nb = Issue(\"i1\")", nil},
 	{"label_arg_ref", "p = Project(\"p1\")\nIssue.create(project_id=p.id, title=\"x\")", nil},
 	{"label_limit1_ref", "top = Issue{status=\"open\"}.sort(votes, desc).limit(1)\nUser(top.assignee_id)[login]", nil},
 	{"parallel_roots", `Issue("i1"), Project("p1")`, nil},

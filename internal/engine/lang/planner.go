@@ -114,7 +114,7 @@ func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 			}
 			p.labels.set(ln.label.text, b)
 			p.boundLater.del(ln.label.text)
-			roots = append(p.pa.roots.slice(1), plan.Root{Label: ln.label.text, Node: c.node})
+			roots = append(p.pa.roots.slice(1), plan.Root{Label: ln.label.text, Node: b.c.node})
 			continue
 		}
 		roots = p.pa.roots.slice(len(ln.rhs))
