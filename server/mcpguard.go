@@ -210,8 +210,9 @@ func (a *App) checkMCPBatch(c echo.Context, t *tenant.Tenant) (answered bool, er
 }
 
 // refuseDuplicateCalls answers a batch in which two requests share an id
-// with HTTP 400 and a JSON-RPC invalid-request error carrying that id, as
-// the SDK answers a request whose id is in flight on another POST. The
+// with HTTP 400 and, for each id of the batch's requests, a JSON-RPC
+// invalid-request error naming the repeated id, as the SDK answers a
+// request whose id is in flight on another POST. The
 // SDK would expect one answer for the id and drop the other request's.
 // Nothing in the batch runs, so the answer cannot be mistaken for one
 // request's result. A batch the SDK cannot decode is left to it.
@@ -228,7 +229,23 @@ func refuseDuplicateCalls(c echo.Context, raw []json.RawMessage) (answered bool,
 	if !dup {
 		return false, nil
 	}
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: duplicateInBatch(id)}})
+	// Every request of the batch gets its answer, once per id, so a
+	// client waiting for any of them is not left to its timeout.
+	var answers []json.RawMessage
+	seen := map[jsonrpc.ID]bool{}
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || !req.IsCall() || seen[req.ID] {
+			continue
+		}
+		seen[req.ID] = true
+		b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: duplicateInBatch(id)}})
+		if err != nil {
+			return true, err
+		}
+		answers = append(answers, b)
+	}
+	b, err := json.Marshal(answers)
 	if err != nil {
 		return true, err
 	}

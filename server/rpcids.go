@@ -83,6 +83,16 @@ func (p *pendingCalls) admit(msgs []jsonrpc.Message) (jsonrpc.ID, bool) {
 	return jsonrpc.ID{}, true
 }
 
+// has reports whether id is pending.
+func (p *pendingCalls) has(id jsonrpc.ID) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ids[id]
+}
+
 // answered forgets the requests a line the SDK wrote answers (one
 // response, or a batch of them).
 func (p *pendingCalls) answered(line []byte) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -18,6 +19,9 @@ func TestStdioGuardPendingIDs(t *testing.T) {
 	steps := []struct {
 		in, answer string // one of them
 		refused    string // for in: the refusal's words, "" when it passes
+		// ids: for a refused batch, the ids answered (JSON), never one
+		// still in flight; "" for a single message, answered with null.
+		ids string
 	}{
 		{in: `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
 		{in: `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, refused: "request id 7 is still in flight"},
@@ -26,10 +30,10 @@ func TestStdioGuardPendingIDs(t *testing.T) {
 		{in: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`},
 		{answer: big},
 		{in: `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
-		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"ping"}]`, refused: "request id 8 appears more than once in this batch"},
-		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":"7","method":"ping"}]`, refused: `request id "7" is still in flight`},
+		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"ping"}]`, refused: "request id 8 appears more than once in this batch", ids: "[8]"},
+		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":"7","method":"ping"}]`, refused: `request id "7" is still in flight`, ids: "[8]"},
 		{in: `{"jsonrpc":"2.0","id":8,"method":"ping"}`}, // the refused batch admitted nothing
-		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`, refused: "may hold only requests"},
+		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`, refused: "may hold only requests", ids: "[9,10]"},
 		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`},
 		{answer: `[{"jsonrpc":"2.0","id":9,"result":{}},{"jsonrpc":"2.0","id":10,"error":{"code":-1,"message":"x"}}]`},
 		{in: `{"jsonrpc":"2.0","id":10,"method":"ping"}`},
@@ -47,12 +51,15 @@ func TestStdioGuardPendingIDs(t *testing.T) {
 			}
 			continue
 		}
-		code, id, why := g.check([]byte(s.in))
-		if s.refused == "" && code != 0 {
-			t.Errorf("step %d %.60s: refused (%d, %v): %s", i, s.in, code, id, why)
+		r := g.check([]byte(s.in))
+		if s.refused == "" && r.code != 0 {
+			t.Errorf("step %d %.60s: refused %+v", i, s.in, r)
 		}
-		if s.refused != "" && (code != -32600 || id != nil || !strings.Contains(why, s.refused)) {
-			t.Errorf("step %d %.60s: got (%d, %v, %q), want an invalid request with a null id saying %q", i, s.in, code, id, why, s.refused)
+		if s.refused != "" && (r.code != -32600 || r.id != nil || !strings.Contains(r.why, s.refused)) {
+			t.Errorf("step %d %.60s: got %+v, want an invalid request with a null id saying %q", i, s.in, r, s.refused)
+		}
+		if ids, _ := json.Marshal(r.batchIDs); s.ids != "" && string(ids) != s.ids {
+			t.Errorf("step %d %.60s: the refused batch answers ids %s, want %s", i, s.in, ids, s.ids)
 		}
 	}
 }

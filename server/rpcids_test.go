@@ -14,15 +14,18 @@ import (
 var batchIDCases = []struct {
 	name    string
 	batch   string
-	answers []string // the ids answered, as JSON, sorted
+	answers []string // the ids answered (with errors when refused), as JSON, sorted
 	refused string   // the duplicate id, as JSON, when the batch is refused
 	// mixed: the batch holds a notification, which the stdio guard
 	// refuses (the SDK never answered the batch's requests there).
 	mixed bool
 }{
-	{"same number", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`, nil, "7", false},
-	{"7 and 7.0", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7.0,"method":"ping"}]`, nil, "7", false},
-	{"same string", `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"a","method":"ping"}]`, nil, `"a"`, false},
+	{"same number", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`, []string{"7"}, "7", false},
+	{"7 and 7.0", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7.0,"method":"ping"}]`, []string{"7"}, "7", false},
+	{"same string", `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"a","method":"ping"}]`, []string{`"a"`}, `"a"`, false},
+	// The batch's other requests are answered too, or a client waiting
+	// for them would wait until its own timeout.
+	{"duplicate beside others", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":"x","method":"ping"}]`, []string{`"x"`, "7", "8"}, "7", false},
 	{"number and string", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":"7","method":"tools/list"}]`, []string{`"7"`, "7"}, "", false},
 	{"distinct", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, []string{"1", "2"}, "", false},
 	{"with a notification", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, []string{"1", "2"}, "", true},
@@ -64,33 +67,20 @@ func rpcAnswers(t *testing.T, body string) []map[string]any {
 	return out
 }
 
-// checkBatchAnswers requires every request of the batch answered, or one
-// invalid-request error naming the duplicate id (with that id when
-// withID, else null).
-func checkBatchAnswers(t *testing.T, answers []map[string]any, answered []string, refused string, withID bool) {
+// checkBatchAnswers requires every request of the batch answered: with
+// results, or, when the batch is refused, each with an invalid-request
+// error naming the duplicate id.
+func checkBatchAnswers(t *testing.T, answers []map[string]any, answered []string, refused string) {
 	t.Helper()
-	if refused != "" {
-		if len(answers) != 1 {
-			t.Fatalf("want one refusal, got %v", answers)
-		}
-		e, _ := answers[0]["error"].(map[string]any)
-		msg, _ := e["message"].(string)
-		if e == nil || e["code"] != float64(-32600) || !strings.Contains(msg, "request id "+refused+" appears more than once") {
-			t.Fatalf("want an invalid request naming id %s, got %v", refused, answers[0])
-		}
-		want := "null"
-		if withID {
-			want = refused
-		}
-		if got, _ := json.Marshal(answers[0]["id"]); string(got) != want {
-			t.Fatalf("refusal id %s, want %s", got, want)
-		}
-		return
-	}
 	var ids []string
 	for _, a := range answers {
-		if a["error"] != nil {
+		e, _ := a["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		switch {
+		case refused == "" && e != nil:
 			t.Fatalf("an error: %v", a)
+		case refused != "" && (e == nil || e["code"] != float64(-32600) || !strings.Contains(msg, "request id "+refused+" appears more than once")):
+			t.Fatalf("want an invalid request naming id %s, got %v", refused, a)
 		}
 		b, _ := json.Marshal(a["id"])
 		ids = append(ids, string(b))
@@ -103,8 +93,8 @@ func checkBatchAnswers(t *testing.T, answers []map[string]any, answered []string
 
 // TestBatchDuplicateIDs: a batch in which two requests share an id (as
 // the go-sdk compares ids: 7 and 7.0 are one) is refused with an error
-// naming the id, and nothing in it runs; a batch of distinct ids gets
-// every request answered. The SDK answered one of the two requests over
+// naming the id for each of its requests, and nothing in it runs; a batch
+// of distinct ids gets every request answered. The SDK answered one of the two requests over
 // Streamable HTTP and ended the stdio session.
 func TestBatchDuplicateIDs(t *testing.T) {
 	f, _ := newMCPGuardFixture(t, 64)
@@ -120,7 +110,7 @@ func TestBatchDuplicateIDs(t *testing.T) {
 				if r.status != want {
 					t.Fatalf("status %d, want %d: %s", r.status, want, r.body)
 				}
-				checkBatchAnswers(t, rpcAnswers(t, r.body), tc.answers, tc.refused, true)
+				checkBatchAnswers(t, rpcAnswers(t, r.body), tc.answers, tc.refused)
 			})
 		}
 	})
@@ -132,11 +122,20 @@ func TestBatchDuplicateIDs(t *testing.T) {
 				w.send(tc.batch)
 				answers := rpcAnswers(t, w.nextLine(t))
 				if tc.mixed {
-					if len(answers) != 1 || !strings.Contains(fmt.Sprint(answers[0]["error"]), "may hold only requests") {
-						t.Fatalf("a mixed batch on stdio: %v", answers)
+					// Refused, with an error for each of its requests.
+					var ids []string
+					for _, a := range answers {
+						if !strings.Contains(fmt.Sprint(a["error"]), "may hold only requests") {
+							t.Fatalf("a mixed batch on stdio: %v", answers)
+						}
+						b, _ := json.Marshal(a["id"])
+						ids = append(ids, string(b))
+					}
+					if sort.Strings(ids); strings.Join(ids, " ") != strings.Join(tc.answers, " ") {
+						t.Fatalf("a mixed batch on stdio answered %v, want %v", ids, tc.answers)
 					}
 				} else {
-					checkBatchAnswers(t, answers, tc.answers, tc.refused, false)
+					checkBatchAnswers(t, answers, tc.answers, tc.refused)
 				}
 				// The session goes on.
 				w.send(`{"jsonrpc":"2.0","id":"after-` + string(rune('a'+i)) + `","method":"ping"}`)

@@ -73,8 +73,8 @@ func filterFrames(in io.Reader, sdk io.Writer, out io.Writer, pending *pendingCa
 		if len(line) > 0 || over {
 			if over {
 				writeRPCError(out, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over %d bytes", maxStdioLine))
-			} else if code, id, why := g.check(line); code != 0 {
-				writeRPCError(out, id, code, why)
+			} else if r := g.check(line); r.code != 0 {
+				r.write(out)
 			} else if _, werr := sdk.Write(append(line, '\n')); werr != nil {
 				return werr
 			}
@@ -127,47 +127,51 @@ type frameGuard struct {
 // batchingVersions are the protocol versions that allow JSON-RPC batches.
 var batchingVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
 
-// check reports why a line is not a message the SDK reads (code 0: it
-// is), with the id to answer when the line names one.
-func (g *frameGuard) check(line []byte) (code int, id any, why string) {
+// refusal is the guard's answer to a line it does not pass on (code 0:
+// it passes). A single message is answered with one error carrying id
+// (null when the line names none, or names one the client could mistake
+// for another request's); a refused batch with one error per request in
+// it that can be told apart (batchIDs), so no request of the batch goes
+// unanswered.
+type refusal struct {
+	code     int
+	id       any
+	why      string
+	batch    bool
+	batchIDs []any
+}
+
+func (r refusal) write(out io.Writer) {
+	if !r.batch || len(r.batchIDs) == 0 {
+		writeRPCError(out, r.id, r.code, r.why)
+		return
+	}
+	answers := make([]map[string]any, len(r.batchIDs))
+	for i, id := range r.batchIDs {
+		answers[i] = rpcError(id, r.code, r.why)
+	}
+	b, err := json.Marshal(answers)
+	if err != nil {
+		return
+	}
+	_, _ = out.Write(append(b, '\n'))
+}
+
+// check reports why a line is not a message the SDK reads, and how to
+// answer it.
+func (g *frameGuard) check(line []byte) refusal {
 	if !json.Valid(line) {
-		return jsonrpc.CodeParseError, nil, "parse error: the line is not one JSON value"
+		return refusal{code: jsonrpc.CodeParseError, why: "parse error: the line is not one JSON value"}
 	}
 	if line[0] == '[' {
-		var batch []json.RawMessage
-		if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
-			return jsonrpc.CodeInvalidRequest, nil, "invalid request: an empty batch"
-		}
-		if g.noBatches {
-			return jsonrpc.CodeInvalidRequest, nil, "invalid request: JSON-RPC batches are not part of the protocol version this session uses; send messages one per line"
-		}
-		msgs := make([]jsonrpc.Message, 0, len(batch))
-		for _, m := range batch {
-			msg, err := jsonrpc.DecodeMessage(m)
-			if err != nil {
-				return jsonrpc.CodeInvalidRequest, nil, "invalid request in a batch: " + err.Error()
-			}
-			msgs = append(msgs, msg)
-		}
-		// The SDK (v1.8.0) never answers the requests of a stdio batch
-		// that also holds a notification or a response.
-		for _, m := range msgs {
-			if req, ok := m.(*jsonrpc.Request); !ok || !req.IsCall() {
-				return jsonrpc.CodeInvalidRequest, nil, "invalid request: a batch on stdio may hold only requests; send notifications and responses one per line"
-			}
-		}
-		// The SDK ends the connection at a batch with a repeated id.
-		if id, dup := duplicateCall(msgs); dup {
-			return jsonrpc.CodeInvalidRequest, nil, duplicateInBatch(id)
-		}
-		return g.admit(msgs)
+		return g.checkBatch(line)
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		return jsonrpc.CodeInvalidRequest, frameID(line), "invalid request: " + err.Error()
+		return refusal{code: jsonrpc.CodeInvalidRequest, id: frameID(line), why: "invalid request: " + err.Error()}
 	}
-	if code, id, why := g.admit([]jsonrpc.Message{msg}); code != 0 {
-		return code, id, why
+	if r := g.admit([]jsonrpc.Message{msg}); r.code != 0 {
+		return r
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 		var p struct {
@@ -176,21 +180,93 @@ func (g *frameGuard) check(line []byte) (code int, id any, why string) {
 		_ = json.Unmarshal(req.Params, &p)
 		g.noBatches = !batchingVersions[p.ProtocolVersion]
 	}
-	return 0, nil, ""
+	return refusal{}
+}
+
+func (g *frameGuard) checkBatch(line []byte) refusal {
+	var batch []json.RawMessage
+	if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
+		return refusal{code: jsonrpc.CodeInvalidRequest, why: "invalid request: an empty batch"}
+	}
+	refuse := func(why string) refusal {
+		return refusal{code: jsonrpc.CodeInvalidRequest, why: why, batch: true, batchIDs: g.answerable(batch)}
+	}
+	if g.noBatches {
+		return refuse("invalid request: JSON-RPC batches are not part of the protocol version this session uses; send messages one per line")
+	}
+	msgs := make([]jsonrpc.Message, 0, len(batch))
+	for _, m := range batch {
+		msg, err := jsonrpc.DecodeMessage(m)
+		if err != nil {
+			return refuse("invalid request in a batch: " + err.Error())
+		}
+		msgs = append(msgs, msg)
+	}
+	// The SDK (v1.8.0) never answers the requests of a stdio batch
+	// that also holds a notification or a response.
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); !ok || !req.IsCall() {
+			return refuse("invalid request: a batch on stdio may hold only requests; send notifications and responses one per line")
+		}
+	}
+	// The SDK ends the connection at a batch with a repeated id.
+	if id, dup := duplicateCall(msgs); dup {
+		return refuse(duplicateInBatch(id))
+	}
+	if r := g.admit(msgs); r.code != 0 {
+		return refuse(r.why)
+	}
+	return refusal{}
+}
+
+// answerable lists the ids of a refused batch's members to answer, each
+// once: every member's id but those still in flight, whose answer the
+// client would take for the pending request's.
+func (g *frameGuard) answerable(batch []json.RawMessage) []any {
+	var ids []any
+	seen := map[any]bool{}
+	for _, m := range batch {
+		var id any
+		if msg, err := jsonrpc.DecodeMessage(m); err == nil {
+			req, ok := msg.(*jsonrpc.Request)
+			if !ok || !req.IsCall() || g.pending.has(req.ID) {
+				continue
+			}
+			id = req.ID.Raw()
+		} else if id = frameID(m); id == nil {
+			continue
+		}
+		if key := idKey(id); !seen[key] {
+			seen[key] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// idKey makes ids compare as the SDK compares them (7 and 7.0 are one).
+func idKey(id any) any {
+	switch v := id.(type) {
+	case float64:
+		return int64(v)
+	case int64:
+		return v
+	}
+	return id
 }
 
 // admit records the requests of a line as pending, or refuses the line
 // when one of them reuses the id of a request not yet answered. The
 // refusal's id is null: an answer carrying the id would be taken by the
 // client for the answer to the pending request.
-func (g *frameGuard) admit(msgs []jsonrpc.Message) (code int, id any, why string) {
+func (g *frameGuard) admit(msgs []jsonrpc.Message) refusal {
 	if g.pending == nil {
-		return 0, nil, ""
+		return refusal{}
 	}
 	if dup, ok := g.pending.admit(msgs); !ok {
-		return jsonrpc.CodeInvalidRequest, nil, "invalid request: request id " + idText(dup) + " is still in flight on this session; JSON-RPC ids must be unique per request. The line was not run"
+		return refusal{code: jsonrpc.CodeInvalidRequest, why: "invalid request: request id " + idText(dup) + " is still in flight on this session; JSON-RPC ids must be unique per request. The line was not run"}
 	}
-	return 0, nil, ""
+	return refusal{}
 }
 
 // frameID is the line's id when it is a string or a number.
@@ -208,8 +284,12 @@ func frameID(line []byte) any {
 	return nil
 }
 
+func rpcError(id any, code int, msg string) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}}
+}
+
 func writeRPCError(out io.Writer, id any, code int, msg string) {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	b, err := json.Marshal(rpcError(id, code, msg))
 	if err != nil {
 		return
 	}

@@ -29,6 +29,15 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
+			// A refused batch is answered with an array: one error per
+			// request in it.
+			var batch []map[string]any
+			if json.Unmarshal(sc.Bytes(), &batch) == nil {
+				for _, m := range batch {
+					answers <- m
+				}
+				continue
+			}
 			var m map[string]any
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
 				m = map[string]any{"unparsable": sc.Text()}
@@ -60,7 +69,7 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 		"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}\r")
 	wantErrors := map[float64]int{-32700: 2, -32600: 5} // garbage and two values; {"x":1}, 5, [], 1.0, the batch
 	gotErrors := map[float64]int{}
-	var sawInit, sawPing, sawID9 bool
+	var sawInit, sawPing, sawID9, sawID12 bool
 	deadline := time.After(2 * time.Minute) // a hang, not a speed limit
 	for !(sawInit && sawPing) {
 		select {
@@ -70,9 +79,8 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 			}
 			if e, ok := m["error"].(map[string]any); ok {
 				gotErrors[e["code"].(float64)]++
-				if m["id"] == 9.0 {
-					sawID9 = true
-				}
+				sawID9 = sawID9 || m["id"] == 9.0
+				sawID12 = sawID12 || m["id"] == 12.0
 				continue
 			}
 			sawInit = sawInit || m["id"] == 1.0
@@ -88,8 +96,8 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 			t.Errorf("%d answers with code %v, want %d (all: %v)", gotErrors[code], code, n, gotErrors)
 		}
 	}
-	if !sawID9 {
-		t.Error("the error for a message with an id does not carry it")
+	if !sawID9 || !sawID12 {
+		t.Errorf("the errors for messages with an id do not carry it (id 9: %v, id 12 in a batch: %v)", sawID9, sawID12)
 	}
 	_ = inW.Close()
 	if err := <-done; err != nil && !strings.Contains(err.Error(), "closed") {
