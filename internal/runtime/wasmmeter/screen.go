@@ -21,6 +21,11 @@ import "fmt"
 // does (see decodeSIMD): wazero's validator and compilers agree on it, so
 // such a module is only unmeterable, not refused.
 //
+// It also refuses (ErrTooLarge) a module whose tables, globals or
+// segments would make wazero allocate host memory far beyond the module's
+// size and outside its linear memory, per instance (see MaxTables and the
+// other caps), and every table.grow.
+//
 // Every position in its errors is a module offset ("at module byte N"),
 // the byte a hex dump of the uploaded file shows.
 func Screen(module []byte) error {
@@ -28,9 +33,10 @@ func Screen(module []byte) error {
 	if err != nil {
 		return err
 	}
+	c := new(caps)
 	for _, s := range secs {
 		r := s.reader()
-		if err := screenSection(r, s.id); err != nil {
+		if err := screenSection(r, s.id, c); err != nil {
 			return fmt.Errorf("section %d: %w", s.id, err)
 		}
 		if s.id != secCustom && !r.Done() {
@@ -48,7 +54,7 @@ const (
 	secDataCount = 12
 )
 
-func screenSection(r *reader, id byte) error {
+func screenSection(r *reader, id byte, c *caps) error {
 	switch id {
 	case secCustom, secStart, secDataCount:
 		// A custom section holds no code wazero runs; start and data
@@ -70,15 +76,15 @@ func screenSection(r *reader, id byte) error {
 	}
 	each := map[byte]func(*reader) error{
 		secType:     screenFuncType,
-		secImport:   screenImport,
+		secImport:   func(r *reader) error { return screenImport(r, c) },
 		secFunction: func(r *reader) error { _, err := r.U32(); return err },
-		secTable:    screenTable,
+		secTable:    func(r *reader) error { return screenTable(r, c) },
 		secMemory:   limits,
-		secGlobal:   screenGlobal,
+		secGlobal:   func(r *reader) error { return screenGlobal(r, c) },
 		secExport:   screenExport,
-		secElement:  screenElement,
+		secElement:  func(r *reader) error { return screenElement(r, c) },
 		secCode:     screenBody,
-		secData:     screenData,
+		secData:     func(r *reader) error { return screenData(r, c) },
 	}[id]
 	if each == nil {
 		return fmt.Errorf("%w: unknown section at module byte %d", ErrMalformed, r.Offset(0))
@@ -110,7 +116,7 @@ func screenFuncType(r *reader) error {
 	return nil
 }
 
-func screenImport(r *reader) error {
+func screenImport(r *reader, c *caps) error {
 	for range 2 {
 		if _, err := r.Name(); err != nil {
 			return err
@@ -125,25 +131,41 @@ func screenImport(r *reader) error {
 	case 0:
 		_, err = r.U32()
 	case 1:
-		err = screenTable(r)
+		err = screenTable(r, c)
 	case 2:
 		err = limits(r)
 	case 3:
-		err = screenGlobalType(r)
+		err = screenGlobalType(r, c)
 	default:
 		err = fmt.Errorf("%w: import kind %d at module byte %d", ErrUnsupported, kind, r.Offset(at))
 	}
 	return err
 }
 
-func screenTable(r *reader) error {
+// screenTable reads a table type, counting the table and its minimum
+// size against MaxTables and MaxTableElements.
+func screenTable(r *reader, c *caps) error {
+	at := r.Offset(r.Pos)
 	if _, err := refType(r); err != nil {
 		return err
 	}
-	return limits(r)
+	lim := *r // to read the minimum again once limits has checked the flag
+	if err := limits(r); err != nil {
+		return err
+	}
+	_, _ = lim.Byte()
+	min, _ := lim.U32()
+	if err := add(&c.tables, 1, MaxTables, "tables", at); err != nil {
+		return err
+	}
+	return add(&c.tableElems, uint64(min), MaxTableElements, "table elements (the tables' minimum sizes together)", at)
 }
 
-func screenGlobalType(r *reader) error {
+// screenGlobalType reads a global's type, counting it against MaxGlobals.
+func screenGlobalType(r *reader, c *caps) error {
+	if err := add(&c.globals, 1, MaxGlobals, "globals", r.Offset(r.Pos)); err != nil {
+		return err
+	}
 	if _, err := valType(r); err != nil {
 		return err
 	}
@@ -154,8 +176,8 @@ func screenGlobalType(r *reader) error {
 	return nil
 }
 
-func screenGlobal(r *reader) error {
-	if err := screenGlobalType(r); err != nil {
+func screenGlobal(r *reader, c *caps) error {
+	if err := screenGlobalType(r, c); err != nil {
 		return err
 	}
 	return screenExpr(r)
@@ -188,8 +210,11 @@ func screenExpr(r *reader) error {
 	}
 }
 
-func screenElement(r *reader) error {
+func screenElement(r *reader, c *caps) error {
 	at := r.Pos
+	if err := add(&c.elemSegs, 1, MaxElementSegments, "element segments", r.Offset(at)); err != nil {
+		return err
+	}
 	flags, err := r.U32()
 	if err != nil {
 		return err
@@ -218,6 +243,9 @@ func screenElement(r *reader) error {
 	}
 	if uint64(n) > uint64(r.Left()) {
 		return fmt.Errorf("%w: %d elements in %d bytes at module byte %d", ErrMalformed, n, r.Left(), r.Offset(r.Pos))
+	}
+	if err := add(&c.segElems, uint64(n), MaxSegmentElements, "elements in element segments", r.Offset(at)); err != nil {
+		return err
 	}
 	for range n {
 		if flags&4 != 0 {
@@ -252,12 +280,22 @@ func screenBody(r *reader) error {
 		if err := decodeInst(&br, &in); err != nil {
 			return err
 		}
+		if in.op == prefixMisc && in.sub == miscTableGrow {
+			return fmt.Errorf("%w: table.grow at module byte %d: a guest could grow a table to 2^32 entries of host memory; the Go toolchain never emits it", ErrTooLarge, br.Offset(in.pos))
+		}
 	}
 	return nil
 }
 
-func screenData(r *reader) error {
+// miscTableGrow is table.grow's 0xFC sub-opcode: the one instruction that
+// makes wazero allocate host memory for a table after instantiation.
+const miscTableGrow = 0x0f
+
+func screenData(r *reader, c *caps) error {
 	at := r.Pos
+	if err := add(&c.dataSegs, 1, MaxDataSegments, "data segments", r.Offset(at)); err != nil {
+		return err
+	}
 	flags, err := r.U32()
 	if err != nil {
 		return err
