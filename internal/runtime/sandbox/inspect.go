@@ -55,9 +55,10 @@ func (h *Host) Inspect(ctx context.Context, wasm []byte) (*Inspection, error) {
 		return nil, ErrClosed
 	}
 	if err := screen(wasm); err != nil {
-		// Never compiled (see screen). Typed function references are a
-		// reason to refuse a module; anything else unreadable is not one.
-		if errors.Is(err, wasmmeter.ErrTypedRef) {
+		// Never compiled (see screen). Typed function references and
+		// tables, globals or segments past the caps (ErrTooLarge) are
+		// reasons to refuse a module; anything else unreadable is not one.
+		if errors.Is(err, wasmmeter.ErrTypedRef) || errors.Is(err, wasmmeter.ErrTooLarge) {
 			ins.Problems = append(ins.Problems, strings.TrimPrefix(err.Error(), ErrABI.Error()+": "))
 			return ins, nil
 		}
