@@ -109,3 +109,31 @@ func TestScreenCapsGoModules(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScreen: Screen never panics, refuses only with its typed errors and
+// names only offsets inside the module; seeded with modules near the caps.
+func FuzzScreen(f *testing.F) {
+	f.Add(sumModule().build())
+	for _, seed := range [][]byte{
+		append(uleb(2), append(tableEntry(5), tableEntry(1<<27)...)...),
+		append(uleb(1), tFuncref, 0x01, 0x00, 0x80, 0x80, 0x80, 0x80, 0x0f),
+	} {
+		f.Add(append(append([]byte(nil), header...), sect(secTable, seed)...))
+	}
+	f.Add(append(append([]byte(nil), header...), sect(secElement, vec(2, []byte{1, 0, 0}, []byte{1, 0, 2, 0, 0}))...))
+	f.Add(append(append([]byte(nil), header...), sect(secData, vec(2, []byte{1, 0}, []byte{0, opI32Const, 0, opEnd, 1, 7}))...))
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		err := Screen(wasm)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrTypedRef) && !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("untyped error: %v", err)
+		}
+		for _, at := range errOffsets(err) {
+			if at > len(wasm) {
+				t.Fatalf("%v: names module byte %d of a %d-byte module", err, at, len(wasm))
+			}
+		}
+	})
+}
