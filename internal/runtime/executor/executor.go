@@ -43,8 +43,9 @@ type Continuation struct {
 	// Skip is how many rows of the page at Page were already returned: a
 	// page(handle, limit=n) that ends inside a page continues there.
 	Skip int `json:"skip,omitempty"`
-	// Seen keys the rows of the page before Page, so a next page that
-	// repeats them is refused (OverlapError) across handles too.
+	// Seen keys the ids of the rows of the page before Page, so a next
+	// page that mostly repeats them is refused (OverlapError), and rows a
+	// shift repeats are not returned twice, across handles too.
 	Seen    []string    `json:"seen,omitempty"`
 	Filters []plan.Pred `json:"filters,omitempty"`
 	// Transforms are the postfix steps the first page went through
@@ -78,6 +79,11 @@ type Env struct {
 	// OnStep, if set, is called as each node starts (tracing): the node
 	// runs under the context it returns, and done gets its report.
 	OnStep func(ctx context.Context, n *plan.Node) (_ context.Context, done func(Step, error))
+	// Identity returns the fields that identify an entity's rows (its id
+	// field, or the key fields of a compound key), so a list's pages are
+	// compared by id (see OverlapError). Nil, or no fields: rows carry no
+	// identity and pages are not compared.
+	Identity func(entryID, entity string) []string
 }
 
 // Limits bound one run.

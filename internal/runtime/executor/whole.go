@@ -243,7 +243,7 @@ type listPage struct {
 	state  map[string]any // the page's state (nil: the first page)
 	start  int            // index of its first row kept in the table
 	skip   int            // its rows skipped before that one
-	before []string       // rowKeys of the page read before it (see OverlapError)
+	before []string       // ids of the page read before it (see OverlapError)
 }
 
 // listRead is the rows read from a list and where it continues.
@@ -251,12 +251,12 @@ type listRead struct {
 	table abi.Table
 	pages []listPage
 	next  map[string]any // state of the page after the last one read; nil when the list ended
-	last  []string       // rowKeys of the last page read
+	last  []string       // ids of the last page read
 }
 
 // after returns the position just past the first used rows: the state of
 // the page holding the next unread row, how many of its rows to skip, and
-// the row keys of the page before it. ok is false when the list has no
+// the row ids of the page before it. ok is false when the list has no
 // rows after them.
 func (l *listRead) after(used int) (state map[string]any, skip int, before []string, ok bool) {
 	if used >= len(l.table.Rows) {
@@ -273,8 +273,8 @@ func (l *listRead) after(used int) (state map[string]any, skip int, before []str
 // readList reads a list from page (nil: the first page), skipping the
 // first skip rows of that page, until the backend says it ended or enough
 // (when set) reports how many of the rows read settle the answer (>= 0).
-// seen holds the row keys of the page before page (a continuation's), so a
-// page that repeats them is refused as the pages after it are.
+// seen holds the row ids of the page before page (a continuation's), so a
+// page that mostly repeats them is refused as the pages after it are.
 // Every call is charged to the run's budget.
 func (r *run) readList(ctx context.Context, entry, capability, entity string, vars, page map[string]any, skip int, seen []string, relation string, step *Step, enough func(abi.Table) (int, error)) (*listRead, int, error) {
 	l := &listRead{last: seen}
@@ -287,8 +287,19 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 		if err != nil {
 			return nil, 0, err
 		}
+		// The page is compared as the backend returned it, by id (see
+		// overlap): refused when mostly repeats, else its leading repeats
+		// (a shift by an insert) are skipped like rows already returned.
+		var ids []int
+		if r.env.Identity != nil {
+			ids = identity(dec.Table.Columns, r.env.Identity(entry, entity))
+		}
+		rep, idn, refuse, lead := overlap(l.last, dec.Table.Rows, ids, skip)
+		if refuse {
+			return nil, 0, &OverlapError{Capability: capability, Entity: entity, Page: len(l.pages) + 1, Repeated: rep, Rows: idn}
+		}
 		rows := dec.Table.Rows
-		if skip >= len(rows) {
+		if skip += lead; skip >= len(rows) {
 			skip, rows = len(rows), nil
 		} else {
 			rows = rows[skip:]
@@ -298,12 +309,9 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 		} else {
 			rows = reorder(abi.Table{Columns: dec.Table.Columns, Rows: rows}, l.table.Columns)
 		}
-		if n := repeated(l.last, rows); n > 0 {
-			return nil, 0, &OverlapError{Capability: capability, Entity: entity, Page: len(l.pages) + 1, Repeated: n, Rows: len(rows)}
-		}
 		l.pages = append(l.pages, listPage{state: state, start: len(l.table.Rows), skip: skip, before: l.last})
 		if dec.Next != nil {
-			l.last = rowKeys(rows)
+			l.last = pageIDs(dec.Table.Rows, ids)
 		}
 		l.table.Rows = append(l.table.Rows, rows...)
 		if err := r.meter.add(len(rows), entity); err != nil {
