@@ -392,6 +392,9 @@ func (p *planner) colsTransform(c *cur, st *step) *abi.Error {
 			if ref != nil {
 				return errAt(pr.val.p, abi.CodeType, "a filter compares with a literal value", "")
 			}
+			if err := hostComparable(pr.field, pr.op, lit, pr.val.p); err != nil {
+				return err
+			}
 			t.Preds = append(t.Preds, plan.Pred{Field: pr.field.text, Op: pr.op, Value: lit})
 		}
 	case stProject:

@@ -27,6 +27,11 @@ func (p *planner) keyedValue(v *value) (any, *abi.Error) {
 		if err == nil && ref != nil {
 			return nil, errAt(v.get.keys[0].val.p, abi.CodeType, "a key given as a value must be literal", "write the id itself: "+x.name+"(\"id\")")
 		}
+		if err == nil {
+			// The same checks as Entity(v) (planner.val): not empty, of
+			// the id field's type, a number written as it is sent.
+			err = p.checkID(x, lit, v.get.keys[0].val.p)
+		}
 		return lit, err
 	}
 	obj := make(map[string]any, len(keys))
@@ -65,4 +70,30 @@ func (p *planner) keyedValue(v *value) (any, *abi.Error) {
 		return nil, errAt(v.p, abi.CodeType, x.name+"(…) is missing its key "+strings.Join(missing, ", "), "write "+x.name+"("+strings.Join(keys, "=…, ")+"=…)")
 	}
 	return obj, nil
+}
+
+// hostComparable refuses a value the host cannot compare a field with. A
+// compound key (Entity(k=v, …), an object) means something only to the
+// request compiler, which spreads it into a mapping's variables; compared
+// on the host it is its own text, so = drops every row and != keeps every
+// row, a silently wrong answer. A list of plain values is the host's
+// membership test for = and != (status=[open, closed]); the ordering
+// operators and ~ have no meaning for a list.
+func hostComparable(field name, op string, v any, at pos) *abi.Error {
+	hint := "pass it as a parameter of a capability that takes " + field.raw + ", or compare a key field with a plain value (" + field.raw + `="…")`
+	switch l := v.(type) {
+	case map[string]any:
+		return errAt(at, abi.CodeType, field.raw+" is compared on the host after fetching, and a value given by its keys (Entity(k=…, …)) cannot be compared there", hint)
+	case []any:
+		if op != "=" && op != "!=" {
+			return errAt(at, abi.CodeType, field.raw+" "+op+" needs one value; a list can only be tested with = or !=", "compare with one value")
+		}
+		for _, it := range l {
+			switch it.(type) {
+			case map[string]any, []any:
+				return errAt(at, abi.CodeType, field.raw+" is compared on the host after fetching, and a list of it can hold only plain values", hint)
+			}
+		}
+	}
+	return nil
 }

@@ -346,10 +346,10 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 			return nil, nil, err
 		}
 		lit, ref, err := p.val(v.get.id)
-		if s, ok := lit.(string); ok && s == "" && err == nil {
-			// As for a read (checkID): no row has an empty id, and the
-			// backend would be asked for one.
-			return nil, nil, errAt(v.get.id.p, abi.CodeType, x.name+" id is empty", "pass the id of a row: "+x.name+"(\"…\")")
+		if err == nil && ref == nil {
+			// As for a read: no row has an empty id, and the backend
+			// would be asked for one; the id has the id field's type.
+			err = p.checkID(x, lit, v.get.id.p)
 		}
 		return lit, ref, err
 	}

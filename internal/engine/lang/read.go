@@ -577,6 +577,9 @@ func (p *planner) filterPred(x ent, e evPred) (plan.Pred, *abi.Error) {
 		return plan.Pred{}, errAt(e.val.p, abi.CodeType, "only a parameter equality can take a value from a label",
 			e.field.text+" is filtered by the host after fetching; compare it with a literal value")
 	}
+	if err := hostComparable(e.field, e.op, e.lit, e.val.p); err != nil {
+		return plan.Pred{}, err
+	}
 	if e.op != "~" {
 		if err := p.checkValue(x.cat, f.ValueRef, e.lit, e.val.p, e.field.text); err != nil {
 			return plan.Pred{}, err
