@@ -215,36 +215,66 @@ func usesVar(cat *catalog.Catalog, cp *catalog.Capability, name string) bool {
 }
 
 func exprUses(e *catalog.Expr, name string, depth int) bool {
+	return exprVars(e, func(v string) bool { return v == name }, depth)
+}
+
+// exprVars reports whether e reads a variable match accepts: a var, an
+// exists condition, or a format placeholder its own vars do not bind
+// (cml's format falls back to the environment for those).
+func exprVars(e *catalog.Expr, match func(string) bool, depth int) bool {
 	if e == nil || depth > maxDepth {
 		return false
 	}
-	if e.Type == catalog.ExprVar && e.Name == name {
+	if e.Type == catalog.ExprVar && match(e.Name) {
+		return true
+	}
+	if e.Type == catalog.ExprFormat && slices.ContainsFunc(placeholders(e.Template), func(v string) bool { return e.Vars[v] == nil && match(v) }) {
 		return true
 	}
 	if e.Cond != nil {
-		if e.Cond.Exists == name || exprUses(e.Cond.Bool, name, depth+1) {
+		if (e.Cond.Exists != "" && match(e.Cond.Exists)) || exprVars(e.Cond.Bool, match, depth+1) {
 			return true
 		}
-		if eq := e.Cond.Equals; eq != nil && (exprUses(eq.Left, name, depth+1) || exprUses(eq.Right, name, depth+1)) {
+		if eq := e.Cond.Equals; eq != nil && (exprVars(eq.Left, match, depth+1) || exprVars(eq.Right, match, depth+1)) {
 			return true
 		}
 	}
 	for _, kv := range e.Fields {
-		if exprUses(kv.Value, name, depth+1) {
+		if exprVars(kv.Value, match, depth+1) {
 			return true
 		}
 	}
 	for _, it := range e.Items {
-		if exprUses(it, name, depth+1) {
+		if exprVars(it, match, depth+1) {
 			return true
 		}
 	}
 	for _, v := range e.Vars {
-		if exprUses(v, name, depth+1) {
+		if exprVars(v, match, depth+1) {
 			return true
 		}
 	}
-	return exprUses(e.Then, name, depth+1) || exprUses(e.Else, name, depth+1) || exprUses(e.Expr, name, depth+1)
+	return exprVars(e.Then, match, depth+1) || exprVars(e.Else, match, depth+1) || exprVars(e.Expr, match, depth+1)
+}
+
+// placeholders are the names of a format template's "{name}" holes ("{{"
+// and "}}" are literal braces), as cml's format reads them.
+func placeholders(t string) []string {
+	var out []string
+	for i := 0; i < len(t); i++ {
+		switch {
+		case strings.HasPrefix(t[i:], "{{"), strings.HasPrefix(t[i:], "}}"):
+			i++
+		case t[i] == '{':
+			end := strings.IndexByte(t[i+1:], '}')
+			if end < 0 {
+				return out
+			}
+			out = append(out, t[i+1:i+1+end])
+			i += end + 1
+		}
+	}
+	return out
 }
 
 func cmpOr(a, b string) string {

@@ -21,16 +21,44 @@ func singletonRead(x ent) *catalog.Capability {
 // fetchSingleton plans the one-row read of a singleton entity. It takes no
 // id; its parameters, if any, must be optional.
 func (p *planner) fetchSingleton(c *cur, sc *catalog.Capability) *abi.Error {
-	for _, pr := range sc.Parameters {
-		if pr.Required {
-			return errAt(c.at, abi.CodeCatalog, c.ent.name+" is read by "+sc.Name+", which requires "+pr.Name+"; a singleton read takes no required input", "")
-		}
+	if pr := requiredParam(sc); pr != "" {
+		return errAt(c.at, abi.CodeCatalog, c.ent.name+" is read by "+sc.Name+", which requires "+pr+"; a singleton read takes no required input", "")
 	}
 	n := baseNode(plan.OpFetch, c.ent)
 	n.Kind, n.Capability = sc.Kind, sc.Name
 	id, err := p.add(n, c.at)
 	c.set(id, c.ent, false, true, nil)
 	return err
+}
+
+// requiredParam is the first parameter cp requires, "" when none: a
+// singleton read takes no required input.
+func requiredParam(cp *catalog.Capability) string {
+	for _, pr := range cp.Parameters {
+		if pr.Required {
+			return pr.Name
+		}
+	}
+	return ""
+}
+
+// parameterless reports whether a get can be read like a singleton (Plasm's
+// parameterless get, Linear's user_viewer): fetchSingleton's rule, no
+// required parameter, and a request that reads no variable at all, so no
+// input the call would need is left unsent.
+func parameterless(cat *catalog.Catalog, cp *catalog.Capability) bool {
+	if requiredParam(cp) != "" {
+		return false
+	}
+	m := cat.Mappings[cp.Name]
+	if m == nil {
+		return true
+	}
+	if m.IDVar != "" || slices.ContainsFunc(m.Path, func(sg catalog.Segment) bool { return sg.Type == "var" }) {
+		return false
+	}
+	anyVar := func(string) bool { return true }
+	return !exprVars(m.Query, anyVar, 0) && !exprVars(m.Body, anyVar, 0) && !exprVars(m.Headers, anyVar, 0)
 }
 
 // idBound reports whether parameter name of cp receives the row's id: it

@@ -147,11 +147,13 @@ func viewStep(cat *catalog.Catalog, v *catalog.View, node catalog.ViewNode, supp
 			st.IDFrom = node.Bind[0].Param
 		case bound["id"]:
 			st.IDFrom = "id"
-		case len(node.Bind) == 0 && !getUsesID(cat, cp, idf):
+		case len(node.Bind) == 0 && parameterless(cat, cp):
 			// Plasm's parameterless get (Linear's user_viewer, the
 			// authenticated user): one row, read like a singleton.
 			st.Kind = catalog.KindSingleton
 			return st, nil
+		case len(node.Bind) == 0 && requiredParam(cp) != "" && !slices.Contains([]string{"id", idf}, requiredParam(cp)):
+			return st, errAt(at, abi.CodeCatalog, "view "+v.Name+" node "+node.ID+" leaves "+requiredParam(cp)+" of "+cp.Name+" unbound", "the catalog is inconsistent; report it to its maintainer")
 		default:
 			return st, errAt(at, abi.CodeCatalog, "view "+v.Name+" node "+node.ID+" reads "+cp.Entity+" by id but binds no id", "the catalog is inconsistent; report it to its maintainer")
 		}
@@ -246,13 +248,4 @@ func (p *planner) getScoped(c cur, st *step, rel *catalog.Relation, h *plan.Hop)
 		}
 	}
 	return nil
-}
-
-// getUsesID reports whether a get's request names the row it reads: an id
-// variable (id, the entity's id field or the mapping's bound id variable).
-func getUsesID(cat *catalog.Catalog, cp *catalog.Capability, idf string) bool {
-	if m := cat.Mappings[cp.Name]; m != nil && m.IDVar != "" {
-		return true
-	}
-	return usesVar(cat, cp, "id") || (idf != "" && usesVar(cat, cp, idf))
 }

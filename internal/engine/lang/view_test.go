@@ -129,20 +129,39 @@ func FuzzPlanViews(f *testing.F) {
 // names no row (Plasm's parameterless get, Linear's user_viewer for its
 // MyWorkSnapshot view) reads its one row like a singleton. Before, the view
 // was refused as inconsistent ("reads Project by id but binds no id"); a
-// get that does name its row still needs an id bound.
+// get that does name its row still needs an id bound. A get whose request
+// needs any other input (review finding: /projects/{slug} with slug
+// required was planned as a singleton and slug never sent) is no
+// singleton either: the rule is fetchSingleton's, plus a request that
+// reads no variable at all.
 func TestViewParameterlessGet(t *testing.T) {
 	for _, tc := range []struct {
 		name, path string
+		params     []catalog.Parameter
+		query      *catalog.Expr
 		want       string // the step's kind, or "error: <part>"
 	}{
-		{"no id in the request", "/current-project", catalog.KindSingleton},
-		{"id in the request", "/projects/{id}", "error: reads Project by id but binds no id"},
+		{"no id in the request", "/current-project", nil, nil, catalog.KindSingleton},
+		{"id in the request", "/projects/{id}", nil, nil, "error: reads Project by id but binds no id"},
+		{"required slug in the path", "/projects/{slug}", []catalog.Parameter{{Name: "slug", Required: true}}, nil,
+			"error: leaves slug of project_current unbound"},
+		{"required parameter not in the request", "/current-project", []catalog.Parameter{{Name: "team", Required: true}}, nil,
+			"error: leaves team of project_current unbound"},
+		{"optional parameter in the query", "/current-project", []catalog.Parameter{{Name: "team"}},
+			&catalog.Expr{Type: catalog.ExprObject, Fields: []catalog.ObjectKV{{Key: "team", Value: &catalog.Expr{Type: catalog.ExprVar, Name: "team"}}}},
+			"error: binds no id"},
+		{"variable in a format placeholder", "/current-project", nil,
+			&catalog.Expr{Type: catalog.ExprObject, Fields: []catalog.ObjectKV{{Key: "q", Value: &catalog.Expr{Type: catalog.ExprFormat, Template: "{{x}} {slug}"}}}},
+			"error: binds no id"},
+		{"constant query", "/current-project", []catalog.Parameter{{Name: "team"}},
+			&catalog.Expr{Type: catalog.ExprObject, Fields: []catalog.ObjectKV{{Key: "q", Value: &catalog.Expr{Type: catalog.ExprFormat, Template: "{{x}} {a}", Vars: map[string]*catalog.Expr{"a": {Type: catalog.ExprConst, Value: "b"}}}}}},
+			catalog.KindSingleton},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cats := viewsCatalogs(t)
 			c := cats["views"]
-			c.Capabilities["project_current"] = &catalog.Capability{Name: "project_current", Kind: catalog.KindGet, Entity: "Project"}
-			m := &catalog.Mapping{Method: "GET"}
+			c.Capabilities["project_current"] = &catalog.Capability{Name: "project_current", Kind: catalog.KindGet, Entity: "Project", Parameters: tc.params}
+			m := &catalog.Mapping{Method: "GET", Query: tc.query}
 			for _, seg := range strings.Split(strings.Trim(tc.path, "/"), "/") {
 				if v, ok := strings.CutPrefix(seg, "{"); ok {
 					m.Path = append(m.Path, catalog.Segment{Type: "var", Name: strings.TrimSuffix(v, "}")})
