@@ -658,6 +658,30 @@ func (ps *parser) preds() ([]pred, *abi.Error) {
 	return out, err
 }
 
+// listItems reads a list value's items and its closing bracket, the
+// opening one read.
+func (ps *parser) listItems(v *value) *abi.Error {
+	v.kind = vList
+	v.list = ps.a.valueRefs.empty(4)
+	if ps.peek().kind == tRBrack {
+		ps.next()
+		return nil
+	}
+	for {
+		item, err := ps.value()
+		if err != nil {
+			return err
+		}
+		v.list = append(v.list, item)
+		if ps.peek().kind != tComma {
+			break
+		}
+		ps.next()
+	}
+	_, err := ps.expect(tRBrack)
+	return err
+}
+
 func (ps *parser) value() (*value, *abi.Error) {
 	ps.depth++
 	defer func() { ps.depth-- }()
@@ -677,24 +701,7 @@ func (ps *parser) value() (*value, *abi.Error) {
 		}
 	case tLBrack:
 		ps.next()
-		v.kind = vList
-		v.list = ps.a.valueRefs.empty(4)
-		if ps.peek().kind == tRBrack {
-			ps.next()
-			return v, nil
-		}
-		for {
-			item, err := ps.value()
-			if err != nil {
-				return nil, err
-			}
-			v.list = append(v.list, item)
-			if ps.peek().kind != tComma {
-				break
-			}
-			ps.next()
-		}
-		if _, err := ps.expect(tRBrack); err != nil {
+		if err := ps.listItems(v); err != nil {
 			return nil, err
 		}
 	case tIdent:
