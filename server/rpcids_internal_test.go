@@ -34,6 +34,9 @@ func TestStdioGuardPendingIDs(t *testing.T) {
 		{in: `[{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":"7","method":"ping"}]`, refused: `request id "7" is still in flight`, ids: "[8]"},
 		{in: `{"jsonrpc":"2.0","id":8,"method":"ping"}`}, // the refused batch admitted nothing
 		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`, refused: "may hold only requests", ids: "[9,10]"},
+		// A member the SDK cannot decode still names its id; one in flight
+		// is not answered (found by review: "7" was answered).
+		{in: `[{"jsonrpc":"2.0","id":11,"method":"ping"},{"jsonrpc":"1.0","id":"7","method":"ping"},{"jsonrpc":"1.0","id":12,"method":"ping"}]`, refused: "invalid request in a batch", ids: "[11,12]"},
 		{in: `[{"jsonrpc":"2.0","id":9,"method":"ping"},{"jsonrpc":"2.0","id":10,"method":"ping"}]`},
 		{answer: `[{"jsonrpc":"2.0","id":9,"result":{}},{"jsonrpc":"2.0","id":10,"error":{"code":-1,"message":"x"}}]`},
 		{in: `{"jsonrpc":"2.0","id":10,"method":"ping"}`},

@@ -233,7 +233,7 @@ func (g *frameGuard) answerable(batch []json.RawMessage) []any {
 				continue
 			}
 			id = req.ID.Raw()
-		} else if id = frameID(m); id == nil {
+		} else if id = frameID(m); id == nil || g.pendingRaw(id) {
 			continue
 		}
 		if key := idKey(id); !seen[key] {
@@ -242,6 +242,13 @@ func (g *frameGuard) answerable(batch []json.RawMessage) []any {
 		}
 	}
 	return ids
+}
+
+// pendingRaw reports whether a JSON id (a number or a string) is that of
+// a request still in flight; one the SDK would not take as an id is not.
+func (g *frameGuard) pendingRaw(id any) bool {
+	rid, err := jsonrpc.MakeID(id)
+	return err == nil && g.pending.has(rid)
 }
 
 // idKey makes ids compare as the SDK compares them (7 and 7.0 are one).
