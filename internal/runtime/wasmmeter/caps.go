@@ -49,11 +49,29 @@ const (
 	// segments are not capped: wazero shares them with the compiled
 	// module, so they are bounded by the module's own size.
 	MaxDataSegments = 1 << 18
+	// MaxFunctionLocals bounds the locals one function declares (its
+	// parameters are not counted). wazero v1.12 sizes a slice by the
+	// declared sum before reading a local, and its interpreter (the
+	// validating runtime) compiles per local: measured, 2^16 locals in
+	// one function cost ~25 MB of Go heap to compile, 2^20 ~435 MB, and a
+	// 30-byte module declaring 2^32-1 crashes the process out of memory.
+	// Go emits at most 20 per function (engine and ledger alike); at the
+	// cap one function costs ~1 MB.
+	MaxFunctionLocals = 1 << 12
+	// MaxModuleLocals bounds the locals of all functions together. Go
+	// emits 14,947 in the engine (3,247 functions) and 9,402 in the
+	// ledger (2,316), so the cap leaves ~17x room; 64 functions of 4,096
+	// locals (the cap) cost ~17 MB to compile with the interpreter,
+	// ~2 MB with the compiler. Sums are uint64: no declared count wraps.
+	MaxModuleLocals = 1 << 18
 )
 
 // caps counts, while Screen reads a module, what the Max constants bound.
 type caps struct {
-	tables, tableElems, globals, elemSegs, segElems, dataSegs uint64
+	tables, tableElems, globals, elemSegs, segElems, dataSegs, locals uint64
+	// bodies counts the function bodies read; slack is how many locals
+	// past the caps each may declare (see screen).
+	bodies, slack uint64
 }
 
 // add adds n to *count and refuses the module once it passes max; at is

@@ -24,16 +24,22 @@ import "fmt"
 // It also refuses (ErrTooLarge) a module whose tables, globals or
 // segments would make wazero allocate host memory far beyond the module's
 // size and outside its linear memory, per instance (see MaxTables and the
-// other caps), and every table.grow.
+// other caps), every table.grow, and more locals than MaxFunctionLocals
+// in a function or MaxModuleLocals in the module.
 //
 // Every position in its errors is a module offset ("at module byte N"),
 // the byte a hex dump of the uploaded file shows.
-func Screen(module []byte) error {
+func Screen(module []byte) error { return screen(module, 0) }
+
+// screen is Screen allowing each function body slack locals more than the
+// caps (Verify reads a metered module: Instrument adds at most one local,
+// the bulk charge's scratch, to a body).
+func screen(module []byte, slack uint64) error {
 	secs, err := sections(module)
 	if err != nil {
 		return err
 	}
-	c := new(caps)
+	c := &caps{slack: slack}
 	for _, s := range secs {
 		r := s.reader()
 		if err := screenSection(r, s.id, c); err != nil {
@@ -83,7 +89,7 @@ func screenSection(r *reader, id byte, c *caps) error {
 		secGlobal:   func(r *reader) error { return screenGlobal(r, c) },
 		secExport:   screenExport,
 		secElement:  func(r *reader) error { return screenElement(r, c) },
-		secCode:     screenBody,
+		secCode:     func(r *reader) error { return screenBody(r, c) },
 		secData:     func(r *reader) error { return screenData(r, c) },
 	}[id]
 	if each == nil {
@@ -262,7 +268,7 @@ func screenElement(r *reader, c *caps) error {
 
 // screenBody reads one code entry: its size, locals and instructions,
 // which must end exactly at the size.
-func screenBody(r *reader) error {
+func screenBody(r *reader, c *caps) error {
 	size, err := r.U32()
 	if err != nil {
 		return err
@@ -272,7 +278,7 @@ func screenBody(r *reader) error {
 		return err
 	}
 	br.wazeroSIMD = true
-	if err := skipLocals(&br); err != nil {
+	if err := screenLocals(&br, c); err != nil {
 		return err
 	}
 	var in inst
@@ -282,6 +288,36 @@ func screenBody(r *reader) error {
 		}
 		if in.op == prefixMisc && in.sub == miscTableGrow {
 			return fmt.Errorf("%w: table.grow at module byte %d: a guest could grow a table to 2^32 entries of host memory; the Go toolchain never emits it", ErrTooLarge, br.Offset(in.pos))
+		}
+	}
+	return nil
+}
+
+// screenLocals reads a body's local declarations as skipLocals does and
+// refuses them past MaxFunctionLocals or, summed over the module,
+// MaxModuleLocals, naming the declaration that passed the cap. It runs
+// before wazero sums them and sizes a slice by the sum.
+func screenLocals(r *reader, c *caps) error {
+	n, err := r.U32()
+	if err != nil {
+		return err
+	}
+	c.bodies++
+	var inFunc uint64
+	for range n {
+		at := r.Offset(r.Pos)
+		k, err := r.U32()
+		if err != nil {
+			return err
+		}
+		if inFunc += uint64(k); inFunc > MaxFunctionLocals+c.slack {
+			return fmt.Errorf("%w: %d locals in one function, at most %d are accepted, at module byte %d", ErrTooLarge, inFunc, MaxFunctionLocals, at)
+		}
+		if err := add(&c.locals, uint64(k), MaxModuleLocals+c.slack*c.bodies, "locals", at); err != nil {
+			return err
+		}
+		if _, err := valType(r); err != nil {
+			return err
 		}
 	}
 	return nil

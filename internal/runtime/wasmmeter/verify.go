@@ -38,7 +38,7 @@ type verifier struct {
 // It does not validate the module otherwise (wazero does that when the
 // module is compiled).
 func Verify(module []byte) error {
-	if err := Screen(module); err != nil {
+	if err := screen(module, 1); err != nil {
 		return err
 	}
 	secs, err := sections(module)
