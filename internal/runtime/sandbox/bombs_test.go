@@ -28,6 +28,15 @@ func localsBomb() []byte {
 	return append(m, bombSect(10, append([]byte{1}, append(wasmbin.AppendU32(nil, uint32(len(body))), body...)...))...)
 }
 
+// namesBomb is the reviewer's 24-byte module (H1): only a "name" custom
+// section whose local-names subsection says function 0 has 2^32-1 local
+// names. wazero v1.12 would make a map of that many entries (~96 GB).
+func namesBomb() []byte {
+	sub := append([]byte{1, 0}, wasmbin.AppendU32(nil, 1<<32-1)...)
+	p := append([]byte{4, 'n', 'a', 'm', 'e', 2}, wasmbin.AppendU32(nil, uint32(len(sub)))...)
+	return append([]byte{0, 'a', 's', 'm', 1, 0, 0, 0}, bombSect(0, append(p, sub...))...)
+}
+
 // bombs are modules of a few bytes that would make wazero allocate
 // gigabytes (or crash the process out of memory) while decoding them.
 var bombs = []struct {
@@ -36,6 +45,7 @@ var bombs = []struct {
 	size int
 	at   string // the module byte the refusal names
 }{
+	{"2^32-1 local names", namesBomb, 24, "at module byte 19"},
 	{"2^32-1 locals", localsBomb, 30, "at module byte 23"},
 }
 

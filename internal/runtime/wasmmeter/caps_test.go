@@ -122,6 +122,16 @@ func FuzzScreen(f *testing.F) {
 	}
 	f.Add(append(append([]byte(nil), header...), sect(secElement, vec(2, []byte{1, 0, 0}, []byte{1, 0, 2, 0, 0}))...))
 	f.Add(append(append([]byte(nil), header...), sect(secData, vec(2, []byte{1, 0}, []byte{0, opI32Const, 0, opEnd, 1, 7}))...))
+	for _, p := range [][]byte{
+		subsec(2, []byte{1, 0}, uleb(1<<32-1)),
+		append(subsec(0, []byte{1, 'm'}), subsec(1, []byte{1, 0, 1, 'f'})...),
+		append(subsec(2, []byte{1, 0, 1, 0, 1, 'x'}), subsec(7, []byte{0xff})...),
+	} {
+		wasm, _ := nameSection("name", p)
+		f.Add(wasm)
+	}
+	wasm, _ := localsModule([]uint32{1, MaxFunctionLocals - 1}, []uint32{0, 1<<32 - 1})
+	f.Add(wasm)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		err := Screen(wasm)
 		if err == nil {

@@ -25,7 +25,10 @@ import "fmt"
 // segments would make wazero allocate host memory far beyond the module's
 // size and outside its linear memory, per instance (see MaxTables and the
 // other caps), every table.grow, and more locals than MaxFunctionLocals
-// in a function or MaxModuleLocals in the module.
+// in a function or MaxModuleLocals in the module. It reads custom
+// section names and the "name" section as wazero does (see
+// screenCustom): wazero sizes allocations by their declared lengths and
+// counts before reading them.
 //
 // Every position in its errors is a module offset ("at module byte N"),
 // the byte a hex dump of the uploaded file shows.
@@ -45,7 +48,7 @@ func screen(module []byte, slack uint64) error {
 		if err := screenSection(r, s.id, c); err != nil {
 			return fmt.Errorf("section %d: %w", s.id, err)
 		}
-		if s.id != secCustom && !r.Done() {
+		if !r.Done() {
 			return fmt.Errorf("%w: bytes after section %d at module byte %d", ErrMalformed, s.id, r.Offset(r.Pos))
 		}
 	}
@@ -62,14 +65,12 @@ const (
 
 func screenSection(r *reader, id byte, c *caps) error {
 	switch id {
-	case secCustom, secStart, secDataCount:
-		// A custom section holds no code wazero runs; start and data
-		// count are one u32 (the caller checks nothing follows).
-		if id != secCustom {
-			_, err := r.U32()
-			return err
-		}
-		return nil
+	case secCustom:
+		return screenCustom(r)
+	case secStart, secDataCount:
+		// One u32 (the caller checks nothing follows).
+		_, err := r.U32()
+		return err
 	case secTag:
 		return fmt.Errorf("%w: exception tags at module byte %d", ErrUnsupported, r.Offset(0))
 	}
