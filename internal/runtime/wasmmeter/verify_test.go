@@ -195,6 +195,10 @@ func FuzzInstrument(f *testing.F) {
 		}
 	}
 	f.Add(hiddenLoopModule().build())
+	names, _ := nameSection("name", append(subsec(0, []byte{1, 'm'}), subsec(2, []byte{1, 0, 1, 0, 1, 'x'})...))
+	f.Add(names)
+	locals, _ := localsModule([]uint32{2, 1}, []uint32{MaxFunctionLocals})
+	f.Add(locals)
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	f.Cleanup(func() { _ = rt.Close(ctx) })
