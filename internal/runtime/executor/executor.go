@@ -46,8 +46,16 @@ type Continuation struct {
 	// Seen keys the ids of the rows of the page before Page, so a next
 	// page that mostly repeats them is refused (OverlapError), and rows a
 	// shift repeats are not returned twice, across handles too.
-	Seen    []string    `json:"seen,omitempty"`
-	Filters []plan.Pred `json:"filters,omitempty"`
+	Seen []string `json:"seen,omitempty"`
+	// SeenTail keys the last maxSeen ids of that page when it had more
+	// than maxSeen (Seen then holds its first maxSeen): a shift repeats
+	// its tail.
+	SeenTail []string `json:"seen_tail,omitempty"`
+	// Returned keys the ids of the Skip rows of the page at Page already
+	// returned, so an insert that moves them further into the page before
+	// the next call does not answer them twice.
+	Returned []string    `json:"returned,omitempty"`
+	Filters  []plan.Pred `json:"filters,omitempty"`
 	// Transforms are the postfix steps the first page went through
 	// (.filter, .sort, projection, .limit); every later page gets them too,
 	// so page(handle) answers in the same shape.

@@ -185,7 +185,7 @@ func (r *run) fanOut(ctx context.Context, n *plan.Node, capability, relation str
 		if n.Op == plan.OpHop {
 			// A relation is all of the parent's related rows, not the
 			// first page of them.
-			l, _, err := r.readList(ctx, n.EntryID, capability, n.Entity, vars, nil, 0, nil, relation, step, nil)
+			l, _, err := r.readList(ctx, n.EntryID, capability, n.Entity, vars, resumeAt{}, relation, step, nil)
 			if err != nil {
 				return err
 			}

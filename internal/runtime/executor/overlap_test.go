@@ -109,6 +109,17 @@ func TestPagesOverlap(t *testing.T) {
 		{"one repeat inside the page", pagesOf([]string{"id"},
 			[][]any{{5.0}, {4.0}},
 			[][]any{{3.0}, {4.0}}), []string{"id"}, "id", 4},
+		// An id may repeat in a list (a user per membership row): a head
+		// repeat that is not the page before's tail, in order, is no shift.
+		{"a repeated id at the head, not the page before's tail", pagesOf([]string{"id"},
+			[][]any{{5.0}, {4.0}},
+			[][]any{{5.0}, {3.0}}), []string{"id"}, "id", 4},
+		// The reviewer's H3: pages over 2*maxSeen rows were compared on
+		// the page before's first maxSeen ids against every row, so 999
+		// of 2500 repeats were "not most" and the duplicates answered.
+		{"offset stepping by one, 2500 a page (over maxSeen)", offsetPages(2600, 2500, 1), []string{"id"}, "id", -1},
+		{"offset stepping by one, 1500 a page (over maxSeen)", offsetPages(1600, 1500, 1), []string{"id"}, "id", -1},
+		{"offset stepping by the page size, 2500 a page", offsetPages(5100, 2500, 2500), []string{"id"}, "id", 5100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := &fakeEngine{caps: map[string]backendFunc{"list_repos": tc.backend}}
@@ -130,7 +141,7 @@ func TestPagesOverlap(t *testing.T) {
 			}
 		})
 	}
-	if got := pageIDs([][]any{{nil, ""}}, []int{0, 1}); len(got) != 0 {
+	if got := seenOf(rowKeys([][]any{{nil, ""}}, []int{0, 1})); len(got.head) != 0 {
 		t.Fatal("a row with no id values has a key")
 	}
 }
@@ -175,7 +186,7 @@ func (l *liveList) backend(call *abi.CompileRequest, _ string) (*abi.DecodeRespo
 func TestPagesOverlapAcrossHandle(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		backend func() (backendFunc, func()) // the list, and what happens to it between calls
+		backend func() (backendFunc, func(*Continuation)) // the list, and what happens to it before the handle c is continued
 		ids     []string
 		limit   int    // page(handle, limit=n); 0 for one page
 		want    string // the ids read, handle after handle, and whether the next was refused
@@ -186,14 +197,20 @@ func TestPagesOverlapAcrossHandle(t *testing.T) {
 		{"pages, step by one", fixed(offsetPages(7, 3, 1)), []string{"id"}, 0, "overlap after [1 2 3]"},
 		{"limit inside a page, step by one", fixed(offsetPages(7, 3, 1)), []string{"id"}, 1, "overlap after [1 2 3]"},
 		{"page parameter ignored", fixed(offsetPages(7, 3, 0)), []string{"id"}, 0, "overlap after [1 2 3]"},
-		{"an insert between calls", func() (backendFunc, func()) {
-			l := &liveList{ids: []float64{7, 6, 5, 4, 3, 2, 1}}
-			return l.backend, l.insert
-		}, []string{"id"}, 0, "[7 6 5 4 3 2 1]"},
-		{"an insert between calls, limit inside pages", func() (backendFunc, func()) {
-			l := &liveList{ids: []float64{7, 6, 5, 4, 3, 2, 1}}
-			return l.backend, l.insert
-		}, []string{"id"}, 1, "[7 6 5 4 3 2 1]"},
+		{"an insert between calls", live(false), []string{"id"}, 0, "[7 6 5 4 3 2 1]"},
+		{"an insert between calls, limit inside pages", live(false), []string{"id"}, 1, "[7 6 5 4 3 2 1]"},
+		// The reviewer's M2: an insert only before a handle that resumes
+		// inside a page moved that page's returned rows further in.
+		{"an insert before resuming inside a page", live(true), []string{"id"}, 1, "[7 6 5 4 3 2 1]"},
+		// The reviewer's M1: a handle resuming right before a repeat inside
+		// a page dropped it as a shift; a whole read keeps it (6 rows).
+		{"a repeat inside a page, whole pages", fixed(pagesOf([]string{"id"}, [][]any{{5.0}, {4.0}}, [][]any{{3.0}, {4.0}}, [][]any{{2.0}, {1.0}})), []string{"id"}, 0, "[5 4 3 4 2 1]"},
+		{"a repeat inside a page, limit inside pages", fixed(pagesOf([]string{"id"}, [][]any{{5.0}, {4.0}}, [][]any{{3.0}, {4.0}}, [][]any{{2.0}, {1.0}})), []string{"id"}, 1, "[5 4 3 4 2 1]"},
+		// The reviewer's H3 across handles: 2500 a page, step 1.
+		{"pages over maxSeen, step by one", fixed(offsetPages(2600, 2500, 1)), []string{"id"}, 0, "overlap after " + seq(1, 2500)},
+		{"pages over maxSeen, limit inside pages, step by one", fixed(offsetPages(2600, 2500, 1)), []string{"id"}, 2000, "overlap after " + seq(1, 2500)},
+		{"pages over maxSeen, step by size", fixed(offsetPages(5100, 2500, 2500)), []string{"id"}, 0, seq(1, 5100)},
+		{"pages over maxSeen, limit inside pages, step by size", fixed(offsetPages(5100, 2500, 2500)), []string{"id"}, 2000, seq(1, 5100)},
 		{"rows without ids, equal by content", fixed(pagesOf([]string{"id"},
 			[][]any{{1.0}, {1.0}}, [][]any{{1.0}, {1.0}}, [][]any{{1.0}})), nil, 0, "[1 1 1 1 1]"},
 	} {
@@ -211,7 +228,10 @@ func TestPagesOverlapAcrossHandle(t *testing.T) {
 				if c == nil {
 					break
 				}
-				between()
+				if len(c.Seen) > maxSeen || len(c.SeenTail) > maxSeen || len(c.Returned) > maxSeen {
+					t.Fatalf("a continuation carries %d+%d+%d ids, more than maxSeen each", len(c.Seen), len(c.SeenTail), len(c.Returned))
+				}
+				between(c)
 				ev := identified(e, tc.ids...)
 				ev.ResolvePage = func(string) (*Continuation, error) { return c, nil }
 				pg := &plan.Plan{Nodes: []plan.Node{{ID: 0, Op: plan.OpPage, Input: -1, Page: &plan.PageRef{Handle: "s0_pg1", Limit: tc.limit}}}, Roots: roots(0)}
@@ -232,6 +252,28 @@ func TestPagesOverlapAcrossHandle(t *testing.T) {
 }
 
 // fixed is a list that does not change between calls.
-func fixed(b backendFunc) func() (backendFunc, func()) {
-	return func() (backendFunc, func()) { return b, func() {} }
+func fixed(b backendFunc) func() (backendFunc, func(*Continuation)) {
+	return func() (backendFunc, func(*Continuation)) { return b, func(*Continuation) {} }
+}
+
+// live is a list that grows by one item before each handle is continued,
+// or (midPage) only before a handle that resumes inside a page.
+func live(midPage bool) func() (backendFunc, func(*Continuation)) {
+	return func() (backendFunc, func(*Continuation)) {
+		l := &liveList{ids: []float64{7, 6, 5, 4, 3, 2, 1}}
+		return l.backend, func(c *Continuation) {
+			if !midPage || c.Skip > 0 {
+				l.insert()
+			}
+		}
+	}
+}
+
+// seq is fmt.Sprint of the ids from through to.
+func seq(from, to int) string {
+	ids := make([]any, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		ids = append(ids, float64(i))
+	}
+	return fmt.Sprint(ids)
 }

@@ -100,7 +100,7 @@ func (r *run) viewStep(ctx context.Context, entry, view string, st plan.ViewStep
 	default:
 		enough = nil // the whole list: counts and any-row tests need it
 	}
-	l, _, err := r.readList(ctx, entry, st.Capability, st.Entity, vars, nil, 0, nil, "", step, enough)
+	l, _, err := r.readList(ctx, entry, st.Capability, st.Entity, vars, resumeAt{}, "", step, enough)
 	var t abi.Table
 	if l != nil {
 		t = l.table

@@ -243,7 +243,8 @@ type listPage struct {
 	state  map[string]any // the page's state (nil: the first page)
 	start  int            // index of its first row kept in the table
 	skip   int            // its rows skipped before that one
-	before []string       // ids of the page read before it (see OverlapError)
+	before pageSeen       // ids of the page read before it (see OverlapError)
+	keys   []string       // its rows' ids as read ("" for none; nil: no identity)
 }
 
 // listRead is the rows read from a list and where it continues.
@@ -251,34 +252,57 @@ type listRead struct {
 	table abi.Table
 	pages []listPage
 	next  map[string]any // state of the page after the last one read; nil when the list ended
-	last  []string       // ids of the last page read
+	last  pageSeen       // ids of the last page read
 }
 
-// after returns the position just past the first used rows: the state of
-// the page holding the next unread row, how many of its rows to skip, and
-// the row ids of the page before it. ok is false when the list has no
-// rows after them.
-func (l *listRead) after(used int) (state map[string]any, skip int, before []string, ok bool) {
+// resumeAt is where a list read resumes: the page's state, how many of its
+// rows to skip, the ids of the page before it, and the ids of its rows
+// already returned (when it resumes inside the page).
+type resumeAt struct {
+	state    map[string]any
+	skip     int
+	before   pageSeen
+	returned []string
+}
+
+// after returns the position just past the first used rows. ok is false
+// when the list has no rows after them.
+func (l *listRead) after(used int) (resumeAt, bool) {
 	if used >= len(l.table.Rows) {
-		return l.next, 0, l.last, l.next != nil
+		return resumeAt{state: l.next, before: l.last}, l.next != nil
 	}
 	for i := len(l.pages) - 1; i >= 0; i-- {
 		if p := l.pages[i]; p.start <= used {
-			return p.state, p.skip + used - p.start, p.before, true
+			skip := p.skip + used - p.start
+			var returned []string
+			if skip > 0 && p.keys != nil {
+				returned = idsOf(p.keys[:min(skip, len(p.keys))], maxSeen)
+			}
+			return resumeAt{state: p.state, skip: skip, before: p.before, returned: returned}, true
 		}
 	}
-	return nil, used, nil, true
+	return resumeAt{skip: used}, true
 }
 
-// readList reads a list from page (nil: the first page), skipping the
-// first skip rows of that page, until the backend says it ended or enough
+// resume is where c continues.
+func (c *Continuation) resume() resumeAt {
+	return resumeAt{state: c.Page, skip: c.Skip, before: pageSeen{head: c.Seen, tail: c.SeenTail}, returned: c.Returned}
+}
+
+// set makes c continue at at.
+func (c *Continuation) set(at resumeAt) {
+	c.Page, c.Skip, c.Seen, c.SeenTail, c.Returned = at.state, at.skip, at.before.head, at.before.tail, at.returned
+}
+
+// readList reads a list from at (zero: its first page), skipping the rows
+// of that page already returned, until the backend says it ended or enough
 // (when set) reports how many of the rows read settle the answer (>= 0).
-// seen holds the row ids of the page before page (a continuation's), so a
-// page that mostly repeats them is refused as the pages after it are.
-// Every call is charged to the run's budget.
-func (r *run) readList(ctx context.Context, entry, capability, entity string, vars, page map[string]any, skip int, seen []string, relation string, step *Step, enough func(abi.Table) (int, error)) (*listRead, int, error) {
-	l := &listRead{last: seen}
-	state := page
+// at.before holds the row ids of the page before at's page (a
+// continuation's), so a page that mostly repeats them is refused as the
+// pages after it are. Every call is charged to the run's budget.
+func (r *run) readList(ctx context.Context, entry, capability, entity string, vars map[string]any, at resumeAt, relation string, step *Step, enough func(abi.Table) (int, error)) (*listRead, int, error) {
+	l := &listRead{last: at.before}
+	state, skip, returned := at.state, at.skip, at.returned
 	for first := true; ; first = false {
 		if err := r.meter.take(entity); err != nil {
 			return nil, 0, err
@@ -288,18 +312,19 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 			return nil, 0, err
 		}
 		// The page is compared as the backend returned it, by id (see
-		// overlap): refused when mostly repeats, else its leading repeats
-		// (a shift by an insert) are skipped like rows already returned.
+		// overlap): refused when mostly repeats, else its head already
+		// returned (a shift by an insert) is skipped like rows returned.
 		var ids []int
 		if r.env.Identity != nil {
 			ids = identity(dec.Table.Columns, r.env.Identity(entry, entity))
 		}
-		rep, idn, refuse, lead := overlap(l.last, dec.Table.Rows, ids, skip)
+		keys := rowKeys(dec.Table.Rows, ids)
+		rep, cmp, refuse, next := overlap(l.last, returned, keys, skip)
 		if refuse {
-			return nil, 0, &OverlapError{Capability: capability, Entity: entity, Page: len(l.pages) + 1, Repeated: rep, Rows: idn}
+			return nil, 0, &OverlapError{Capability: capability, Entity: entity, Page: len(l.pages) + 1, Repeated: rep, Rows: cmp}
 		}
 		rows := dec.Table.Rows
-		if skip += lead; skip >= len(rows) {
+		if skip = next; skip >= len(rows) {
 			skip, rows = len(rows), nil
 		} else {
 			rows = rows[skip:]
@@ -309,15 +334,15 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 		} else {
 			rows = reorder(abi.Table{Columns: dec.Table.Columns, Rows: rows}, l.table.Columns)
 		}
-		l.pages = append(l.pages, listPage{state: state, start: len(l.table.Rows), skip: skip, before: l.last})
+		l.pages = append(l.pages, listPage{state: state, start: len(l.table.Rows), skip: skip, before: l.last, keys: keys})
 		if dec.Next != nil {
-			l.last = pageIDs(dec.Table.Rows, ids)
+			l.last = seenOf(keys)
 		}
 		l.table.Rows = append(l.table.Rows, rows...)
 		if err := r.meter.add(len(rows), entity); err != nil {
 			return nil, 0, err
 		}
-		skip, state, l.next = 0, dec.Next, dec.Next
+		skip, returned, state, l.next = 0, nil, dec.Next, dec.Next
 		if enough != nil {
 			used, err := enough(l.table)
 			if err != nil {
@@ -358,7 +383,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		enough = untilLimit(n.Filters, n.Transforms)
 	}
 	enough = pageSizeEnough(n.PageSize, r.paged[n.ID], enough)
-	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, nil, 0, nil, "", step, enough)
+	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, resumeAt{}, "", step, enough)
 	if n.Kind == catalog.KindGet {
 		var t abi.Table
 		if l != nil {
@@ -374,8 +399,9 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		return t, nil, err
 	}
 	var next *Continuation
-	if state, skip, before, ok := l.after(used); ok {
-		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Page: state, Skip: skip, Seen: before, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
+	if at, ok := l.after(used); ok {
+		next = &Continuation{EntryID: n.EntryID, Entity: n.Entity, Capability: n.Capability, Columns: n.Columns, Vars: vars, Filters: n.Filters, Transforms: n.Transforms, PageSize: n.PageSize}
+		next.set(at)
 	}
 	cutToPage(l, used, n.PageSize)
 	t, err := shape(l.table, n)
@@ -411,14 +437,14 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		}
 	}
 	enough = pageSizeEnough(c.PageSize, r.paged[n.ID] && n.Page.Limit <= 0, enough)
-	l, used, err := r.readList(ctx, c.EntryID, c.Capability, c.Entity, c.Vars, c.Page, c.Skip, c.Seen, "", step, enough)
+	l, used, err := r.readList(ctx, c.EntryID, c.Capability, c.Entity, c.Vars, c.resume(), "", step, enough)
 	if err != nil {
 		return abi.Table{}, nil, err
 	}
 	var next *Continuation
-	if state, skip, before, ok := l.after(used); ok && r.paged[n.ID] {
+	if at, ok := l.after(used); ok && r.paged[n.ID] {
 		nc := *c
-		nc.Page, nc.Skip, nc.Seen = state, skip, before
+		nc.set(at)
 		next = &nc
 	}
 	cutToPage(l, used, c.PageSize)
