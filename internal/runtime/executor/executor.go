@@ -87,11 +87,12 @@ type Env struct {
 	// OnStep, if set, is called as each node starts (tracing): the node
 	// runs under the context it returns, and done gets its report.
 	OnStep func(ctx context.Context, n *plan.Node) (_ context.Context, done func(Step, error))
-	// Identity returns the fields that identify an entity's rows (its id
-	// field, or the key fields of a compound key), so a list's pages are
-	// compared by id (see OverlapError). Nil, or no fields: rows carry no
-	// identity and pages are not compared.
-	Identity func(entryID, entity string) []string
+	// Identity returns the ways an entity's rows are identified, best
+	// first (the key fields of a compound key, then its id field), so a
+	// list's pages are compared by id (see OverlapError): the first whose
+	// fields are all columns of the list is used. Nil, or none of them:
+	// rows carry no identity and pages are not compared.
+	Identity func(entryID, entity string) [][]string
 }
 
 // Limits bound one run.

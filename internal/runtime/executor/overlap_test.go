@@ -52,14 +52,54 @@ func pagesOf(cols []string, pages ...[][]any) backendFunc {
 // identified is env(e) whose Repo rows are identified by fields (none: the
 // entity has no identity).
 func identified(e *fakeEngine, fields ...string) *Env {
+	if len(fields) == 0 {
+		return identifiedBy(e)
+	}
+	return identifiedBy(e, fields)
+}
+
+// identifiedBy is env(e) whose Repo rows are identified by the first of
+// ways whose fields the list has.
+func identifiedBy(e *fakeEngine, ways ...[]string) *Env {
 	ev := env(e)
-	ev.Identity = func(entryID, entity string) []string {
+	ev.Identity = func(entryID, entity string) [][]string {
 		if entryID == entry && entity == "Repo" {
-			return fields
+			return ways
 		}
 		return nil
 	}
 	return ev
+}
+
+// TestPagesOverlapIdentityWays: a compound key one of whose fields the
+// list's mapping lacks (a path variable) falls back to the id field rather
+// than comparing nothing (the reviewer's low finding).
+func TestPagesOverlapIdentityWays(t *testing.T) {
+	ignored := pagesOf([]string{"id", "name"}, [][]any{{1.0, "x"}, {2.0, "y"}}, [][]any{{1.0, "x"}, {2.0, "y"}})
+	for _, tc := range []struct {
+		name string
+		ways [][]string
+		want int // rows; -1: refused as overlapping
+	}{
+		{"key field missing, falls back to the id field", [][]string{{"owner", "name"}, {"id"}}, -1},
+		{"key fields present", [][]string{{"id", "name"}, {"owner"}}, -1},
+		{"no way matches the mapping", [][]string{{"owner", "name"}}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &fakeEngine{caps: map[string]backendFunc{"list_repos": ignored}}
+			sorted := []plan.Transform{{Kind: plan.TSort, Field: "id", Desc: true}}
+			res, err := New(&fakeSender{}, Limits{}).Run(context.Background(), &plan.Plan{Nodes: []plan.Node{withTransforms(fetch(0, "list_repos", "Repo"), sorted)}, Roots: roots(0)}, identifiedBy(e, tc.ways...))
+			if tc.want < 0 {
+				if !errors.Is(err, ErrPagesOverlap) {
+					t.Fatalf("err = %v, want pages-overlap", err)
+				}
+				return
+			}
+			if err != nil || len(res.Roots[0].Table.Rows) != tc.want {
+				t.Fatalf("err = %v, want %d rows", err, tc.want)
+			}
+		})
+	}
 }
 
 // TestPagesOverlap: a list whose next page is mostly rows (by id) of the

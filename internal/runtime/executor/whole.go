@@ -316,7 +316,11 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 		// returned (a shift by an insert) is skipped like rows returned.
 		var ids []int
 		if r.env.Identity != nil {
-			ids = identity(dec.Table.Columns, r.env.Identity(entry, entity))
+			for _, way := range r.env.Identity(entry, entity) {
+				if ids = identity(dec.Table.Columns, way); ids != nil {
+					break
+				}
+			}
 		}
 		keys := rowKeys(dec.Table.Rows, ids)
 		rep, cmp, refuse, next := overlap(l.last, returned, keys, skip)
