@@ -2,6 +2,7 @@ package catalogdir
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 
@@ -20,11 +21,35 @@ func ReadModules(fsys fs.FS, root string, cats []*catalog.Catalog) (map[string][
 			continue
 		}
 		p := path.Join(root, c.EntryID, ModuleFile)
-		b, err := fs.ReadFile(fsys, p)
+		b, err := readModule(fsys, p)
 		if err != nil {
-			return nil, fmt.Errorf("catalogdir: catalog %q: reading %s: %w", c.EntryID, p, err)
+			return nil, fmt.Errorf("catalogdir: catalog %q: %w", c.EntryID, err)
 		}
 		out[c.EntryID] = b
 	}
 	return out, nil
+}
+
+// MaxModuleSize is the largest module.wasm the loader reads: ten times
+// the engine (6 MB). wazero's decoder allocates up to about 16 times a
+// module's bytes while compiling it, even within the sandbox's screening
+// caps, so the file's size bounds that too.
+const MaxModuleSize = 64 << 20
+
+// readModule reads a vendor module, refusing one over MaxModuleSize
+// without reading more than one byte past it.
+func readModule(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxModuleSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(b) > MaxModuleSize {
+		return nil, fmt.Errorf("%s is larger than the %d-byte (64 MiB) limit for a vendor module", name, MaxModuleSize)
+	}
+	return b, nil
 }

@@ -238,7 +238,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		if h.mrt, err = newMeteredRuntime(ctx, rc, h.meterTick); err != nil {
 			return fail(err)
 		}
-		h.vrt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(uint32(pages)))
+		h.vrt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(uint32(pages)).WithDebugInfoEnabled(false))
 	}
 
 	// No FS, env or args: the zero ModuleConfig grants none. Clocks are real
@@ -273,7 +273,10 @@ func checkedRuntimeConfig(checks bool, pages uint64) wazero.RuntimeConfig {
 		// interpreter keeps plasmd working, just slower.
 		rc = wazero.NewRuntimeConfig()
 	}
-	return rc.WithCloseOnContextDone(checks).WithMemoryLimitPages(uint32(pages))
+	// No DWARF: wazero would otherwise parse a module's .debug_* sections
+	// with debug/dwarf when compiling it and again for every trap's stack
+	// trace, and those bytes are the tenant's. Traps keep function names.
+	return rc.WithCloseOnContextDone(checks).WithMemoryLimitPages(uint32(pages)).WithDebugInfoEnabled(false)
 }
 
 // maxGuestSleep bounds one guest sleep; a guest that wants longer loops,
