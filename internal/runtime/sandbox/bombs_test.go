@@ -45,6 +45,7 @@ var bombs = []struct {
 	size int
 	at   string // the module byte the refusal names
 }{
+	{"one table of 2^27 elements", hugeTableWasm, 17, "at module byte 11"},
 	{"2^32-1 local names", namesBomb, 24, "at module byte 19"},
 	{"2^32-1 locals", localsBomb, 30, "at module byte 23"},
 }
