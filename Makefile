@@ -66,9 +66,28 @@ chromium:
 
 # test is what CI runs: formatting and vet, committed Wasm up to date, then
 # every test with the race detector (the console's browser test needs
-# chromium; the shared-store tests need redis-server).
-test: lint check-engine check-modules diff chromium redis-server
-	PLASMD_REQUIRE_REDIS=1 $(GO) test -race -timeout 20m ./...
+# chromium; the shared-store tests need redis-server; the MCP client test
+# needs node and the SDK's npm packages).
+test: lint check-engine check-modules diff chromium redis-server mcpclient
+	PLASMD_REQUIRE_REDIS=1 PLASMD_REQUIRE_NODE=1 $(GO) test -race -timeout 20m ./...
+
+# mcpclient installs the TypeScript MCP SDK, pinned by package-lock.json,
+# for cmd/plasmd's TestTypeScriptSDKClient (a real MCP client we did not
+# write, run against plasmd over stdio and Streamable HTTP) into the
+# gitignored node_modules beside its script; npm ci runs again only when
+# the lock changes. Node.js and npm come from Debian when missing; under
+# make test the test then fails rather than skips without them.
+MCPCLIENT_DIR := cmd/plasmd/testdata/mcpclient
+.PHONY: mcpclient
+mcpclient: $(MCPCLIENT_DIR)/node_modules/.installed
+$(MCPCLIENT_DIR)/node_modules/.installed: $(MCPCLIENT_DIR)/package.json $(MCPCLIENT_DIR)/package-lock.json
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "node and npm are missing and apt-get is not available" >&2; exit 1; }; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends nodejs npm; \
+	}
+	cd $(MCPCLIENT_DIR) && npm ci --no-audit --no-fund
+	@touch $@
 
 # redis-server backs the shared-store tests (each test starts its own on a
 # loopback port). Debian's package is installed when it is missing; under
