@@ -321,6 +321,8 @@ func (a *App) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
+	// Returns only once the transport is forgotten (by this call or the
+	// session's watcher), before the caller closes the store.
 	defer a.endTransport(ss)
 	err = ss.Wait()
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {

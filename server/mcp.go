@@ -62,6 +62,9 @@ type runIn struct {
 type mcpSessions struct {
 	mu  sync.Mutex
 	ids map[*mcp.ServerSession]string
+	// ending holds, per session being ended, a channel closed when its
+	// release has run (see end).
+	ending map[*mcp.ServerSession]chan struct{}
 }
 
 // id names the transport a call arrived on. Streamable HTTP sessions have
@@ -103,14 +106,45 @@ func (m *mcpSessions) forget(ss *mcp.ServerSession) string {
 	return id
 }
 
+// end forgets ss and calls release with its transport id, once however
+// many callers end it at the same time, and returns only after release
+// has returned. Two do over stdio: the session's watcher and ServeStdio,
+// whose return lets the process close the session store; had ServeStdio
+// returned while the watcher was still releasing, the release failed
+// against a closed store and the transport's refs stayed in a shared
+// store (a one-shot stdio client leaked them once per process).
+func (m *mcpSessions) end(ss *mcp.ServerSession, release func(id string)) {
+	m.mu.Lock()
+	if done, ok := m.ending[ss]; ok {
+		m.mu.Unlock()
+		<-done
+		return
+	}
+	if m.ending == nil {
+		m.ending = map[*mcp.ServerSession]chan struct{}{}
+	}
+	done := make(chan struct{})
+	m.ending[ss] = done
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.ending, ss)
+		m.mu.Unlock()
+		close(done)
+	}()
+	if id := m.forget(ss); id != "" {
+		release(id)
+	}
+}
+
 // endTransport releases what a closed MCP session held: its refs (the
 // logical sessions they named live on) and its id.
 func (a *App) endTransport(ss *mcp.ServerSession) {
-	if id := a.mcpIDs.forget(ss); id != "" {
+	a.mcpIDs.end(ss, func(id string) {
 		if err := a.svc.Store().ForgetTransport(context.Background(), id); err != nil {
 			a.log.Warn("forget MCP transport", "transport", id, "err", err)
 		}
-	}
+	})
 }
 
 func (a *App) newMCPServer() *mcp.Server {
