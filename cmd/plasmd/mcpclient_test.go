@@ -70,6 +70,7 @@ type toolResult struct {
 	IsError bool   `json:"is_error"`
 	Text    string `json:"text"`
 	Plasm   struct {
+		Ref           string `json:"logical_session_ref"`
 		SessionHandle string `json:"session_handle"`
 		PlanCommitRef string `json:"plan_commit_ref"`
 		Verdict       string `json:"verdict"`
@@ -117,9 +118,10 @@ type clientReport struct {
 
 // TestTypeScriptSDKClient runs the TypeScript MCP SDK's Client (pinned in
 // testdata/mcpclient/package-lock.json) against the plasmd binary over
-// stdio and Streamable HTTP, connected once and one-shot (a new
-// connection, over stdio a new process on a shared Redis, per request),
-// and checks every answer against the demo backend's own.
+// stdio and Streamable HTTP (with transport sessions and --mcp-stateless),
+// connected once and one-shot (a new connection, over stdio a new process
+// on a shared Redis, per request), and checks every answer against the
+// demo backend's own.
 func TestTypeScriptSDKClient(t *testing.T) {
 	node, dir := nodeClient(t)
 	bin := buildBinary(t)
@@ -127,6 +129,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	rs := redistest.Start(t)
 	demoArgs := []string{"--demo", "--cache-dir", testCacheDir(), "--log-level", "warn"}
 	srv := startReplica(t, bin, demoArgs)
+	stateless := startReplica(t, bin, append([]string{"--mcp-stateless"}, demoArgs...))
 	stdioArgs := append([]string{"stdio"}, demoArgs...)
 	cases := []struct {
 		name string
@@ -136,6 +139,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		{"http", scenario{Transport: "http", URL: srv.url() + "/mcp"}},
 		{"stdio one-shot", scenario{Transport: "stdio", Command: bin, Args: append(stdioArgs, "--store", rs.URL()), OneShot: true}},
 		{"http one-shot", scenario{Transport: "http", URL: srv.url() + "/mcp", OneShot: true}},
+		{"http stateless", scenario{Transport: "http", URL: stateless.url() + "/mcp"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -252,7 +256,8 @@ func checkClientReport(t *testing.T, rep clientReport, want oracle, oneShot bool
 	if !strings.Contains(templates, "plasm://session/{ref}/teaching") || !strings.Contains(templates, "plasm://session/{ref}/r/{n}") {
 		t.Errorf("resource templates %v", rep.ResourceTemplates)
 	}
-	if rep.Context.IsError || !strings.HasPrefix(rep.Context.Text, "`s0`\n") || !strings.HasPrefix(rep.Context.Plasm.SessionHandle, "plasm_ls_") {
+	c := rep.Context
+	if c.IsError || c.Plasm.Ref == "" || !strings.HasPrefix(c.Text, "`"+c.Plasm.Ref+"`\n") || !strings.HasPrefix(c.Plasm.SessionHandle, "plasm_ls_") {
 		t.Errorf("plasm_context: %+v", rep.Context)
 	}
 	if !strings.Contains(rep.Teaching, "tracker:Issue") || !strings.Contains(rep.Teaching, "kanban:Issue") {
