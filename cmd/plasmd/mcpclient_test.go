@@ -123,6 +123,9 @@ type clientReport struct {
 // on a shared Redis, per request), and checks every answer against the
 // demo backend's own.
 func TestTypeScriptSDKClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node and the plasmd binary; skipped with -short")
+	}
 	node, dir := nodeClient(t)
 	bin := buildBinary(t)
 	want := askDemoBackend(t)
