@@ -22,12 +22,12 @@ func TestEndTransportWaitsForRelease(t *testing.T) {
 		m := mcpSessions{ids: map[*mcp.ServerSession]string{ss: "conn-1"}}
 		var mu sync.Mutex
 		var released []string
-		inRelease, finish := make(chan struct{}), make(chan struct{})
+		inRelease, finish := make(chan struct{}, 3), make(chan struct{})
 		release := func(id string) {
 			mu.Lock()
 			released = append(released, id)
 			mu.Unlock()
-			close(inRelease)
+			inRelease <- struct{}{}
 			<-finish
 		}
 		go m.end(ss, release) // the watcher
