@@ -1,8 +1,18 @@
-// Package wasmbin owns the primitives of the WebAssembly binary format
-// that the host's module rewriters (wasmmeter, wasmdata) share: reading
-// and writing its integers (unsigned and signed LEB128), names and byte
-// runs. It is the one place that decides which encodings are accepted,
-// so the meter and the data-segment merger cannot drift apart.
+// Package wasmbin owns the reading and writing of the WebAssembly binary
+// format that the host's module readers and rewriters (wasmmeter and its
+// Screen, wasmbulk, wasmdata) share:
+//   - Reader and the Append functions: integers (unsigned and signed
+//     LEB128), names and byte runs;
+//   - EachSection, Section.Replace and AppendSection: the module header
+//     and section framing, and splicing a rewritten section in;
+//   - Decoder and Inst: the one instruction decoder, every opcode's
+//     immediates (0xFC and 0xFD prefixes included), with the few readings
+//     its users differ on (which errors, SIMD, tail calls) as its fields.
+//
+// It is the one place that decides which encodings are accepted and how
+// long each instruction is, so the meter, Screen, the bulk-memory inliner
+// and the data-segment merger cannot drift apart. What each section's
+// payload means is left to its users.
 //
 // Input is hostile: every read reports ErrMalformed, wrapped with what was
 // wanted and the module byte where it went wrong, and never panics or

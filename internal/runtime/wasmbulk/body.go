@@ -10,7 +10,15 @@ import (
 // reused between bodies.
 type bodyRewriter struct {
 	code []byte
+	in   wasmbin.Inst
 }
+
+// decoder is wasmbulk's reading of the shared instruction decoder: the
+// scalar instructions of WebAssembly 2.0 (what Go's wasm backend writes,
+// and more), no SIMD, no tail calls. It only needs each instruction's
+// length and leaves validation to wazero, so any one-byte value type
+// (0x6f to 0x7f) is read as one.
+var decoder = wasmbin.Decoder{Unsupported: ErrUnsupported, AnyValType: true}
 
 // recent is one instruction just copied to the output: where it starts
 // there, and its value if it is a minimally encoded i32.const.
@@ -55,12 +63,10 @@ func (w *bodyRewriter) rewrite(r *wasmbin.Reader, nparams, maxLen uint32, st *St
 	c1, c2 = none, none
 	sites, needV := 0, false
 	for !r.Done() {
-		at := r.Pos
-		op, sub, err := skipInst(r)
-		if err != nil {
+		if err := decoder.Decode(r, &w.in); err != nil {
 			return nil, false, err
 		}
-		raw := r.Buf[at:r.Pos]
+		op, sub, raw := w.in.Op, w.in.Sub, r.Buf[w.in.Pos:w.in.End]
 		if op == prefixMisc && c1.isConst && c1.value >= 1 && uint32(c1.value) <= maxLen {
 			n := uint32(c1.value)
 			switch {

@@ -53,7 +53,6 @@
 package wasmbulk
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -96,8 +95,6 @@ const (
 	splat64    = 0x0101010101010101
 )
 
-var header = []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-
 // MaxLen caps Inline's bound: the inlined code grows with the length.
 const MaxLen = 4096
 
@@ -108,46 +105,36 @@ const MaxLen = 4096
 func Inline(module []byte, maxLen uint32) ([]byte, Stats, error) {
 	var st Stats
 	maxLen = min(maxLen, MaxLen)
-	if !bytes.HasPrefix(module, header) {
-		return nil, st, fmt.Errorf("%w: no wasm 1 header", ErrMalformed)
-	}
 	var params []uint32 // per type
 	var funcs []uint32  // type index per defined function
-	var code wasmbin.Reader
-	codeAt, codeEnd := -1, 0
-	r := wasmbin.NewReader(module, 0)
-	r.Pos = len(header)
-	for !r.Done() {
-		at := r.Pos
-		id, _ := r.Byte()
-		size, err := r.U32()
-		if err != nil {
-			return nil, st, fmt.Errorf("section %d at module byte %d: %w", id, at, err)
-		}
-		p, err := r.Sub(size)
-		if err != nil {
-			return nil, st, fmt.Errorf("section %d at module byte %d overruns the module: %w", id, at, err)
-		}
-		switch id {
+	var code wasmbin.Section
+	found := false
+	err := wasmbin.EachSection(module, func(s wasmbin.Section) error {
+		var err error
+		switch s.ID {
 		case sectionType:
-			if params, err = readTypes(&p); err != nil {
-				return nil, st, fmt.Errorf("type section: %w", err)
+			if params, err = readTypes(&s.Payload); err != nil {
+				return fmt.Errorf("type section: %w", err)
 			}
 		case sectionFunction:
-			if funcs, err = readFunctions(&p); err != nil {
-				return nil, st, fmt.Errorf("function section: %w", err)
+			if funcs, err = readFunctions(&s.Payload); err != nil {
+				return fmt.Errorf("function section: %w", err)
 			}
 		case sectionCode:
-			if codeAt >= 0 {
-				return nil, st, fmt.Errorf("%w: two code sections", ErrMalformed)
+			if found {
+				return fmt.Errorf("%w: two code sections", ErrMalformed)
 			}
-			codeAt, codeEnd, code = at, r.Pos, p
+			found, code = true, s
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
 	}
-	if codeAt < 0 {
+	if !found {
 		return module, st, nil
 	}
-	payload, err := rewriteCode(&code, params, funcs, maxLen, &st)
+	payload, err := rewriteCode(&code.Payload, params, funcs, maxLen, &st)
 	if err != nil {
 		return nil, st, fmt.Errorf("code section: %w", err)
 	}
@@ -157,12 +144,7 @@ func Inline(module []byte, maxLen uint32) ([]byte, Stats, error) {
 	if uint64(len(payload)) > 1<<32-1 {
 		return nil, st, fmt.Errorf("%w: code section of %d bytes", ErrUnsupported, len(payload))
 	}
-	out := make([]byte, 0, len(module)+len(payload)-(codeEnd-codeAt)+6)
-	out = append(out, module[:codeAt]...)
-	out = append(out, sectionCode)
-	out = wasmbin.AppendU32(out, uint32(len(payload)))
-	out = append(out, payload...)
-	return append(out, module[codeEnd:]...), st, nil
+	return code.Replace(module, payload), st, nil
 }
 
 func readTypes(r *wasmbin.Reader) ([]uint32, error) {

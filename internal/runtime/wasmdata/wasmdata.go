@@ -27,7 +27,6 @@
 package wasmdata
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,8 +55,6 @@ const (
 	opEnd            = 0x0b
 )
 
-var header = []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-
 // segment is one active data segment of memory 0.
 type segment struct {
 	Offset uint32
@@ -70,39 +67,27 @@ type segment struct {
 // inside pages the data already touches, so an instance's resident memory
 // does not grow.
 func Merge(module []byte, maxGap int) (out []byte, before, after int, err error) {
-	if !bytes.HasPrefix(module, header) {
-		return nil, 0, 0, fmt.Errorf("%w: no wasm 1 header", ErrMalformed)
-	}
-	var dataAt, dataEnd int // the data section: id byte, end
-	var data wasmbin.Reader // its payload
+	var data wasmbin.Section
 	found := false
-	r := wasmbin.NewReader(module, 0)
-	r.Pos = len(header)
-	for !r.Done() {
-		at := r.Pos
-		id, _ := r.Byte()
-		size, err := r.U32()
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("section %d at module byte %d: %w", id, at, err)
-		}
-		payload, err := r.Sub(size)
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("section %d at module byte %d overruns the module: %w", id, at, err)
-		}
-		switch id {
+	err = wasmbin.EachSection(module, func(s wasmbin.Section) error {
+		switch s.ID {
 		case sectionDataCount:
-			return nil, 0, 0, fmt.Errorf("%w: data count section at module byte %d", ErrUnsupported, at)
+			return fmt.Errorf("%w: data count section at module byte %d", ErrUnsupported, s.At)
 		case sectionData:
 			if found {
-				return nil, 0, 0, fmt.Errorf("%w: two data sections (the second at module byte %d)", ErrMalformed, at)
+				return fmt.Errorf("%w: two data sections (the second at module byte %d)", ErrMalformed, s.At)
 			}
-			found, dataAt, dataEnd, data = true, at, r.Pos, payload
+			found, data = true, s
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	if !found {
 		return nil, 0, 0, fmt.Errorf("%w: no data section", ErrUnsupported)
 	}
-	segs, err := segments(&data)
+	segs, err := segments(&data.Payload)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -114,13 +99,7 @@ func Merge(module []byte, maxGap int) (out []byte, before, after int, err error)
 	if uint64(len(payload)) > 1<<32-1 { // only with a gap of gigabytes
 		return nil, 0, 0, fmt.Errorf("%w: merged data section of %d bytes", ErrUnsupported, len(payload))
 	}
-	out = make([]byte, 0, len(module)-(dataEnd-dataAt)+len(payload)+6)
-	out = append(out, module[:dataAt]...)
-	out = append(out, sectionData)
-	out = wasmbin.AppendU32(out, uint32(len(payload)))
-	out = append(out, payload...)
-	out = append(out, module[dataEnd:]...)
-	return out, len(segs), len(merged), nil
+	return data.Replace(module, payload), len(segs), len(merged), nil
 }
 
 // segments decodes a data section's payload (r, at its start), in

@@ -18,7 +18,7 @@ import (
 // "memory") and the given raw data section payload; extra sections go
 // before it.
 func module(pages byte, data []byte, extra ...[]byte) []byte {
-	b := append([]byte(nil), header...)
+	b := append([]byte(nil), wasmbin.Header...)
 	b = append(b, 5, 3, 1, 0, pages)                               // memory section: one memory, min pages
 	b = append(b, 7, 10, 1, 6, 'm', 'e', 'm', 'o', 'r', 'y', 2, 0) // export "memory"
 	for _, e := range extra {
@@ -65,23 +65,15 @@ func image(t testing.TB, mod []byte) map[uint32]byte {
 
 // dataPayload finds the data section by walking the sections afresh.
 func dataPayload(mod []byte) (before int, payload wasmbin.Reader, ok bool) {
-	r := wasmbin.NewReader(mod, 0)
-	r.Pos = len(header)
-	for !r.Done() {
-		at := r.Pos
-		id, _ := r.Byte()
-		size, err := r.U32()
-		if err != nil {
-			return 0, payload, false
+	found := errors.New("found")
+	err := wasmbin.EachSection(mod, func(s wasmbin.Section) error {
+		if s.ID == sectionData {
+			before, payload = s.At, s.Payload
+			return found
 		}
-		if payload, err = r.Sub(size); err != nil {
-			return 0, payload, false
-		}
-		if id == sectionData {
-			return at, payload, true
-		}
-	}
-	return 0, payload, false
+		return nil
+	})
+	return before, payload, err == found
 }
 
 func sameImage(a, b map[uint32]byte) bool {

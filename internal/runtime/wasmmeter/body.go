@@ -82,10 +82,10 @@ func (s *scanner) add(i int, in *inst) error {
 			s.f.mustCheck[i] = true
 		}
 	}
-	s.lastOp = in.op
-	switch in.op {
+	s.lastOp = in.Op
+	switch in.Op {
 	case opBlock, opLoop, opIf:
-		s.stack = append(s.stack, control{op: in.op, start: i})
+		s.stack = append(s.stack, control{op: in.Op, start: i})
 	case opElse:
 		c := &s.stack[len(s.stack)-1]
 		if c.op != opIf {
@@ -114,12 +114,12 @@ func (s *scanner) add(i int, in *inst) error {
 		}
 	case opBr:
 		s.f.noFall[i] = true
-		return s.branch(in.idx, i)
+		return s.branch(in.Idx, i)
 	case opBrIf:
-		return s.branch(in.idx, i)
+		return s.branch(in.Idx, i)
 	case opBrTable:
 		s.f.noFall[i] = true
-		for _, l := range in.labels {
+		for _, l := range in.Labels {
 			if err := s.branch(l, i); err != nil {
 				return err
 			}

@@ -4,6 +4,9 @@ import "github.com/plasmd/plasmd/internal/runtime/wasmbin"
 
 // A small module builder for tests: hand-assembled bytes, no toolchain.
 
+// header starts every module the tests build.
+var header = wasmbin.Header
+
 const (
 	tI32     = 0x7f
 	tI64     = 0x7e

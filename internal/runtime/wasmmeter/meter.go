@@ -42,7 +42,6 @@
 package wasmmeter
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -80,8 +79,6 @@ const (
 	MaxCost = 1000
 )
 
-var header = []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-
 const (
 	secCustom   = 0
 	secType     = 1
@@ -108,37 +105,23 @@ type section struct {
 // reader reads the section's payload, naming module offsets.
 func (s section) reader() *reader { return newReader(s.payload, s.at) }
 
+// sections reads the module's framing (wasmbin.EachSection) and refuses
+// unknown section ids and known ones out of order.
 func sections(module []byte) ([]section, error) {
-	if !bytes.HasPrefix(module, header) {
-		return nil, fmt.Errorf("%w: no wasm 1 header at module byte 0", ErrMalformed)
-	}
-	r := newReader(module, 0)
-	r.Pos = len(header)
 	var out []section
 	last := 0
-	for !r.Done() {
-		idAt := r.Pos
-		id, _ := r.Byte()
-		size, err := r.U32()
-		if err != nil {
-			return nil, err
-		}
-		at := r.Pos
-		payload, err := r.Bytes(size)
-		if err != nil {
-			return nil, fmt.Errorf("%w: section %d at module byte %d overruns the module (%d bytes, %d left)",
-				ErrMalformed, id, idAt, size, r.Left())
-		}
-		if id != secCustom {
-			o, ok := order[id]
+	err := wasmbin.EachSection(module, func(s wasmbin.Section) error {
+		if s.ID != secCustom {
+			o, ok := order[s.ID]
 			if !ok || o <= last {
-				return nil, fmt.Errorf("%w: section %d at module byte %d unknown or out of order", ErrMalformed, id, idAt)
+				return fmt.Errorf("%w: section %d at module byte %d unknown or out of order", ErrMalformed, s.ID, s.At)
 			}
 			last = o
 		}
-		out = append(out, section{id: id, payload: payload, at: at})
-	}
-	return out, nil
+		out = append(out, section{id: s.ID, payload: s.Payload.Buf, at: s.Payload.Base})
+		return nil
+	})
+	return out, err
 }
 
 // rewriter carries what rewriting needs across sections.
@@ -244,12 +227,8 @@ func Instrument(module []byte) ([]byte, error) {
 		}
 	}
 
-	out := append([]byte(nil), header...)
-	emit := func(id byte, payload []byte) {
-		out = append(out, id)
-		out = wasmbin.AppendU32(out, uint32(len(payload)))
-		out = append(out, payload...)
-	}
+	out := append([]byte(nil), wasmbin.Header...)
+	emit := func(id byte, payload []byte) { out = wasmbin.AppendSection(out, id, payload) }
 	// Sections the meter needs that the module may lack are added in
 	// their place.
 	pending := map[byte][]byte{
@@ -453,12 +432,12 @@ func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
 			return nil, err
 		}
 		out = w.emitInst(out, r.Buf, &in)
-		if in.op == opEnd {
+		if in.Op == opEnd {
 			return out, nil
 		}
-		switch in.op {
+		switch in.Op {
 		case opBlock, opLoop, opIf, opElse:
-			return nil, fmt.Errorf("%w: control instruction in a constant expression at module byte %d", ErrMalformed, r.Offset(in.pos))
+			return nil, fmt.Errorf("%w: control instruction in a constant expression at module byte %d", ErrMalformed, r.Offset(in.Pos))
 		}
 	}
 }
@@ -467,25 +446,25 @@ func (w *rewriter) constExpr(r *reader, out []byte) ([]byte, error) {
 // calls (ref.func), and tail calls: every host call must be a call
 // instruction, so the fuel can be emptied right after it.
 func (w *rewriter) refCheck(r *reader, in *inst) error {
-	switch in.op {
+	switch in.Op {
 	case opRefFunc:
-		if in.idx < w.importedFuncs {
-			return fmt.Errorf("%w: ref.func of imported function %d at module byte %d", ErrUnsupported, in.idx, r.Offset(in.pos))
+		if in.Idx < w.importedFuncs {
+			return fmt.Errorf("%w: ref.func of imported function %d at module byte %d", ErrUnsupported, in.Idx, r.Offset(in.Pos))
 		}
 	case opReturnCall, opReturnCallIn:
-		return fmt.Errorf("%w: tail call at module byte %d", ErrUnsupported, r.Offset(in.pos))
+		return fmt.Errorf("%w: tail call at module byte %d", ErrUnsupported, r.Offset(in.Pos))
 	}
 	return nil
 }
 
 // emitInst appends an instruction's bytes, with a function index shifted.
 func (w *rewriter) emitInst(out, code []byte, in *inst) []byte {
-	if opImm[in.op] == immFunc {
-		out = append(out, code[in.pos:in.idxAt]...)
-		out = wasmbin.AppendU32(out, w.fn(in.idx))
-		return append(out, code[in.idxEnd:in.end]...)
+	if in.NamesFunction() {
+		out = append(out, code[in.Pos:in.IdxAt]...)
+		out = wasmbin.AppendU32(out, w.fn(in.Idx))
+		return append(out, code[in.IdxEnd:in.End]...)
 	}
-	return append(out, code[in.pos:in.end]...)
+	return append(out, code[in.Pos:in.End]...)
 }
 
 // code instruments every function body.
@@ -540,7 +519,7 @@ func (w *rewriter) body(out []byte, r *reader, params uint32) ([]byte, error) {
 			return nil, err
 		}
 		if err := s.add(i, &in); err != nil {
-			return nil, fmt.Errorf("%w at module byte %d", err, r.Offset(in.pos))
+			return nil, fmt.Errorf("%w at module byte %d", err, r.Offset(in.Pos))
 		}
 		if err := w.refCheck(r, &in); err != nil {
 			return nil, err
@@ -583,7 +562,7 @@ func (w *rewriter) body(out []byte, r *reader, params uint32) ([]byte, error) {
 			out = appendBulkCharge(out, fuel, w.importedFuncs, uint32(scratch))
 		}
 		out = w.emitInst(out, b, &in)
-		if in.op == opCall && in.idx < w.importedFuncs || in.op == opCallIndirect {
+		if in.Op == opCall && in.Idx < w.importedFuncs || in.Op == opCallIndirect {
 			// A host call may take a while (a guest sleep, an http
 			// request): empty the fuel so the check after it ticks and
 			// the host sees the deadline at once. call_indirect gets the
@@ -621,10 +600,10 @@ func readLocals(r *reader) (groups uint32, locals uint64, err error) {
 // memory and table operations that take a length (or a table.grow's
 // delta) as their last operand.
 func isBulk(in *inst) bool {
-	if in.op != prefixMisc {
+	if in.Op != prefixMisc {
 		return false
 	}
-	switch in.sub {
+	switch in.Sub {
 	case 0x08, 0x0a, 0x0b, 0x0c, 0x0e, 0x0f, 0x11: // memory.init/copy/fill, table.init/copy/grow/fill
 		return true
 	}

@@ -208,11 +208,11 @@ func screenExpr(r *reader) error {
 		if err := decodeInst(r, &in); err != nil {
 			return err
 		}
-		switch in.op {
+		switch in.Op {
 		case opEnd:
 			return nil
 		case opBlock, opLoop, opIf, opElse:
-			return fmt.Errorf("%w: control instruction in a constant expression at module byte %d", ErrMalformed, r.Offset(in.pos))
+			return fmt.Errorf("%w: control instruction in a constant expression at module byte %d", ErrMalformed, r.Offset(in.Pos))
 		}
 	}
 }
@@ -287,8 +287,8 @@ func screenBody(r *reader, c *caps) error {
 		if err := decodeInst(&br, &in); err != nil {
 			return err
 		}
-		if in.op == prefixMisc && in.sub == miscTableGrow {
-			return fmt.Errorf("%w: table.grow at module byte %d: a guest could grow a table to 2^32 entries of host memory; the Go toolchain never emits it", ErrTooLarge, br.Offset(in.pos))
+		if in.Op == prefixMisc && in.Sub == miscTableGrow {
+			return fmt.Errorf("%w: table.grow at module byte %d: a guest could grow a table to 2^32 entries of host memory; the Go toolchain never emits it", ErrTooLarge, br.Offset(in.Pos))
 		}
 	}
 	return nil

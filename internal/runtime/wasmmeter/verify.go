@@ -199,7 +199,7 @@ func (v *verifier) constExpr(r *reader) error {
 		if err := v.plain(r, &in); err != nil {
 			return err
 		}
-		if in.op == opEnd {
+		if in.Op == opEnd {
 			return nil
 		}
 	}
@@ -208,19 +208,19 @@ func (v *verifier) constExpr(r *reader) error {
 // plain fails if an instruction outside a check uses the tick or the
 // fuel.
 func (v *verifier) plain(r *reader, in *inst) error {
-	switch in.op {
+	switch in.Op {
 	case opCall, opRefFunc:
-		if v.haveTick && in.idx == v.tick {
-			return fmt.Errorf("%w: the tick referenced outside a check at module byte %d", ErrUnmetered, r.Offset(in.pos))
+		if v.haveTick && in.Idx == v.tick {
+			return fmt.Errorf("%w: the tick referenced outside a check at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 		}
-		if in.op == opRefFunc && in.idx < v.hostFuncs {
-			return fmt.Errorf("%w: ref.func of an imported function at module byte %d", ErrUnmetered, r.Offset(in.pos))
+		if in.Op == opRefFunc && in.Idx < v.hostFuncs {
+			return fmt.Errorf("%w: ref.func of an imported function at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 		}
 	case opReturnCall, opReturnCallIn:
-		return fmt.Errorf("%w: tail call at module byte %d", ErrUnmetered, r.Offset(in.pos))
+		return fmt.Errorf("%w: tail call at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 	case opGlobalGet, opGlobalSet:
-		if v.haveFuel && in.idx == v.fuel {
-			return fmt.Errorf("%w: the fuel referenced outside a check at module byte %d", ErrUnmetered, r.Offset(in.pos))
+		if v.haveFuel && in.Idx == v.fuel {
+			return fmt.Errorf("%w: the fuel referenced outside a check at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 		}
 	}
 	return nil
@@ -371,16 +371,16 @@ func (v *verifier) body(r *reader) error {
 			return err
 		}
 		if isBulk(&in) != pendingBulk {
-			return fmt.Errorf("%w: bulk operation without its charge (or a charge without one) at module byte %d", ErrUnmetered, r.Offset(in.pos))
+			return fmt.Errorf("%w: bulk operation without its charge (or a charge without one) at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 		}
 		pendingBulk = false
 		if err := v.plain(r, &in); err != nil {
 			return err
 		}
 		if err := s.add(i, &in); err != nil {
-			return fmt.Errorf("%w at module byte %d", err, r.Offset(in.pos))
+			return fmt.Errorf("%w at module byte %d", err, r.Offset(in.Pos))
 		}
-		pendingZero = in.op == opCall && in.idx < v.hostFuncs || in.op == opCallIndirect
+		pendingZero = in.Op == opCall && in.Idx < v.hostFuncs || in.Op == opCallIndirect
 		i++
 	}
 	f, err := s.finish()
@@ -428,26 +428,26 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	if err := decodeInst(r, &in); err != nil {
 		return seqNone, 0, nil
 	}
-	if in.op == opI32Const && r.Pos == in.pos+2 && r.Buf[in.pos+1] == 0 {
+	if in.Op == opI32Const && r.Pos == in.Pos+2 && r.Buf[in.Pos+1] == 0 {
 		// i32.const 0 global.set $fuel: only after a host call.
 		var set inst
-		if err := decodeInst(r, &set); err == nil && set.op == opGlobalSet && set.idx == v.fuel {
+		if err := decodeInst(r, &set); err == nil && set.Op == opGlobalSet && set.Idx == v.fuel {
 			return seqZero, 0, nil
 		}
 		return seqNone, 0, nil
 	}
 	var scratch uint32
-	if in.op == opLocalTee {
-		scratch = in.idx
-		if err := decodeInst(r, &in); err != nil || in.op != opGlobalGet || in.idx != v.fuel {
+	if in.Op == opLocalTee {
+		scratch = in.Idx
+		if err := decodeInst(r, &in); err != nil || in.Op != opGlobalGet || in.Idx != v.fuel {
 			return seqNone, 0, nil
 		}
 		if !v.bulkCharge(r, scratch) {
-			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.pos))
+			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 		}
 		return seqBulk, 0, nil
 	}
-	if in.op != opGlobalGet || in.idx != v.fuel {
+	if in.Op != opGlobalGet || in.Idx != v.fuel {
 		return seqNone, 0, nil
 	}
 	var c1, c2 int64
@@ -463,11 +463,11 @@ func (v *verifier) check(r *reader) (kind, cost int, err error) {
 	for _, step := range steps {
 		if !step() {
 			// Made only on failure: boxing a module offset allocates.
-			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.pos))
+			return seqNone, 0, fmt.Errorf("%w: the fuel used outside a meter sequence at module byte %d", ErrUnmetered, r.Offset(in.Pos))
 		}
 	}
 	if c1 != c2 || c1 < 1 || c1 > MaxCost {
-		return seqNone, 0, fmt.Errorf("%w: check at module byte %d compares %d and charges %d", ErrUnmetered, r.Offset(in.pos), c1, c2)
+		return seqNone, 0, fmt.Errorf("%w: check at module byte %d compares %d and charges %d", ErrUnmetered, r.Offset(in.Pos), c1, c2)
 	}
 	return seqCheck, int(c1), nil
 }

@@ -1,4 +1,4 @@
-package wasmbulk
+package oldbulk
 
 import (
 	"fmt"
