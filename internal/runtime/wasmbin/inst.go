@@ -79,19 +79,8 @@ func (d *Decoder) typedRef() error {
 
 // Opcodes the decoder treats specially.
 const (
-	opBlock          = 0x02
-	opLoop           = 0x03
-	opIf             = 0x04
-	opBr             = 0x0c
-	opBrIf           = 0x0d
-	opBrTable        = 0x0e
-	opCall           = 0x10
-	opCallIndirect   = 0x11
 	opReturnCall     = 0x12
 	opReturnCallIndr = 0x13
-	opI32Const       = 0x41
-	opRefFunc        = 0xd2
-	prefixMisc       = 0xfc
 	prefixSIMD       = 0xfd
 	prefixAtomic     = 0xfe
 	blockEmpty       = 0x40
@@ -124,11 +113,11 @@ var opImm = func() [256]uint8 {
 	for _, op := range []byte{0x00, 0x01, 0x05, 0x0b, 0x0f, 0x1a, 0x1b, 0xd1} {
 		t[op] = immNone
 	}
-	t[opBlock], t[opLoop], t[opIf] = immBlock, immBlock, immBlock
-	t[opBr], t[opBrIf] = immLabel, immLabel
-	t[opBrTable] = immBrTable
-	t[opCall], t[opReturnCall], t[opRefFunc] = immFunc, immFunc, immFunc
-	t[opCallIndirect], t[opReturnCallIndr] = immU32x2, immU32x2
+	t[0x02], t[0x03], t[0x04] = immBlock, immBlock, immBlock // block, loop, if
+	t[0x0c], t[0x0d] = immLabel, immLabel                    // br, br_if
+	t[0x0e] = immBrTable
+	t[0x10], t[opReturnCall], t[0xd2] = immFunc, immFunc, immFunc // call, return_call, ref.func
+	t[0x11], t[opReturnCallIndr] = immU32x2, immU32x2             // call_indirect, return_call_indirect
 	t[0x1c] = immSelectT
 	for op := 0x20; op <= 0x26; op++ { // local.get/set/tee, global.get/set, table.get/set
 		t[op] = immU32
@@ -137,12 +126,12 @@ var opImm = func() [256]uint8 {
 		t[op] = immMemarg
 	}
 	t[0x3f], t[0x40] = immU32, immU32 // memory.size, memory.grow: memory index
-	t[opI32Const], t[0x42], t[0x43], t[0x44] = immI32, immI64, immF32, immF64
+	t[0x41], t[0x42], t[0x43], t[0x44] = immI32, immI64, immF32, immF64
 	for op := 0x45; op <= 0xc4; op++ { // numeric MVP and sign extension
 		t[op] = immNone
 	}
 	t[0xd0] = immRefNull
-	t[prefixMisc], t[prefixSIMD] = immMisc, immSIMD
+	t[0xfc], t[prefixSIMD] = immMisc, immSIMD
 	return t
 }()
 

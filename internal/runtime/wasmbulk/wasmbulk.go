@@ -50,6 +50,9 @@
 // it cannot read is ErrMalformed, a shape it does not rewrite (SIMD or
 // other instructions outside WebAssembly 2.0's scalar set, long-form
 // types) is ErrUnsupported; the caller then keeps the original bytes.
+// Sections and instructions are read by wasmbin (EachSection, and the
+// shared Decoder in the reading described at decoder), the same code the
+// meter and Screen read with; this package owns only the rewrite.
 package wasmbulk
 
 import (

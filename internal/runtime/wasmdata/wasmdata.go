@@ -13,8 +13,9 @@
 // and no data count section (so no instruction names a segment by index).
 // Anything else is ErrUnsupported and the caller keeps the original bytes.
 //
-// Integers are read by wasmbin, the reader wasmmeter uses too, so both
-// accept the same encodings. The one difference is deliberate: a segment's
+// Integers and section framing are read by wasmbin, the reader wasmmeter
+// uses too, so both accept the same encodings; this package owns only
+// the data section's segments and their merging. The one difference is deliberate: a segment's
 // offset is read with wasmbin's S32, which refuses a value outside 32
 // bits, where the meter's Signed(5) only checks the length. Merge uses
 // the value (it re-encodes it): truncating an out-of-range one would

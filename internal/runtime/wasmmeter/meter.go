@@ -31,7 +31,11 @@
 // it (decoder agreement): Screen reads a whole module that way and
 // refuses what wazero's validator and compilers read differently (typed
 // function references, ErrTypedRef); the sandbox runs it before any
-// wazero compilation, and Instrument and Verify run it too.
+// wazero compilation, and Instrument and Verify run it too. The bytes are
+// read by wasmbin (integers, section framing, and the instruction
+// decoder, in the meter's readings: see decode.go); this package owns
+// what they mean to the meter: Screen and its caps, the rewrite, the
+// checkpoint placement and Verify.
 //
 // Verify re-derives those facts from an instrumented module alone and
 // fails unless they hold. Instrument refuses (ErrUnsupported, ErrMalformed)
