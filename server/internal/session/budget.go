@@ -157,8 +157,10 @@ func (m *Memory) admitRunLocked(tenant string, size int64) error {
 	b := m.booksLocked(tenant)
 	for b.runs.Len() > 0 && (b.runBytes+size > bud.RunBytes || b.runs.Len()+1 > bud.Runs) {
 		it := b.runs.Front().Value.(*runItem)
-		if idx := m.runIdx[it.scope]; idx != nil && idx[it.n] == it.key {
-			delete(idx, it.n)
+		if idx := m.runIdx[it.scope]; idx != nil {
+			if rk, ok := idx.get(it.n); ok && rk == it.key {
+				idx.del(it.n)
+			}
 		}
 		m.deleteRunLocked(tenant, it.key) // unbooks it
 		m.evictions++

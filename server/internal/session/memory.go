@@ -3,7 +3,6 @@ package session
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,15 +25,17 @@ const (
 // not let dead state pile up for hours before the first sweep.
 const maxSweepInterval = time.Minute
 
-// Memory is the embedded single-process Store. Values are deep-copied in
-// and out (through JSON for the nested ones) so no caller shares memory
-// with the store — the same contract a networked store has.
+// Memory is the embedded single-process Store. No caller shares memory
+// with the store — the same contract a networked store has: runs and
+// pages are kept as the JSON a networked store would hold (encoded once on
+// write, decoded on each read, memory_runs.go), execute sessions are
+// deep-copied in through JSON and out by a typed copy.
 //
 // Locking: one mutex guards the maps, but no JSON work happens under it.
 // A stored value is never mutated once stored (every write replaces the
-// whole value), so a getter copies the value's header under the lock and
-// deep-copies it after releasing, and one tenant's big run cannot stall
-// another tenant's calls.
+// whole value), so a getter takes the value (or its encoded bytes) under
+// the lock and copies or decodes it after releasing, and one tenant's big
+// run cannot stall another tenant's calls.
 //
 // Expiry: store calls themselves sweep, at most every min(ttl/10, 1m); no
 // goroutine runs in the background. A sweep costs one pass over the
@@ -55,9 +56,15 @@ type Memory struct {
 	// first lookup still says ErrExpired rather than ErrNotFound.
 	tombs  map[Binding]tomb
 	seqs   map[[2]string]map[string]int // (tenant, scope) → counter → last
-	runs   map[Binding][]Run
-	runIdx map[[2]string]map[int]runKey
-	pages  map[[2]string]map[int]Page
+	runs   map[Binding]map[runRef]*storedRun
+	runIdx map[[2]string]*runIndex
+	pages  map[[2]string]map[int][]byte // encoded Page
+	// runSeq numbers stored runs in the order they were first stored
+	// (ListRuns breaks ties on N with it).
+	runSeq uint64
+	// unmarshal decodes a stored document (abi.Unmarshal; tests replace
+	// it to prove decoding happens outside the lock).
+	unmarshal func(b []byte, v any) error
 	// commits and ops hold plan commits and operation records
 	// (memory_commits.go, memory_operations.go), created on first use.
 	commits map[commitScope]map[int]PlanCommit
@@ -123,9 +130,10 @@ func NewMemory(ttl time.Duration) *Memory {
 		reuse:      map[[2]string]map[Binding]struct{}{},
 		tombs:      map[Binding]tomb{},
 		seqs:       map[[2]string]map[string]int{},
-		runs:       map[Binding][]Run{},
-		runIdx:     map[[2]string]map[int]runKey{},
-		pages:      map[[2]string]map[int]Page{},
+		runs:       map[Binding]map[runRef]*storedRun{},
+		runIdx:     map[[2]string]*runIndex{},
+		pages:      map[[2]string]map[int][]byte{},
+		unmarshal:  abi.Unmarshal,
 	}
 }
 
@@ -262,23 +270,15 @@ func (m *Memory) removeLogicalLocked(id string, le *logicalEntry) {
 
 func (m *Memory) removeScopeLocked(tenant, scope string) {
 	k := [2]string{tenant, scope}
-	for _, rk := range m.runIdx[k] {
-		m.deleteRunLocked(tenant, rk)
+	if idx := m.runIdx[k]; idx != nil {
+		for _, rk := range idx.byN {
+			m.deleteRunLocked(tenant, rk)
+		}
 	}
 	delete(m.runIdx, k)
 	delete(m.seqs, k)
 	m.unbookScopePagesLocked(tenant, scope)
 	delete(m.pages, k)
-}
-
-func (m *Memory) deleteRunLocked(tenant string, rk runKey) {
-	m.unbookRunLocked(tenant, rk)
-	rs := slices.DeleteFunc(m.runs[rk.b], func(r Run) bool { return r.RunID == rk.runID && r.Tenant == tenant })
-	if len(rs) == 0 {
-		delete(m.runs, rk.b)
-		return
-	}
-	m.runs[rk.b] = rs
 }
 
 // touchScopeLocked counts activity in a scope as use of the logical
@@ -518,182 +518,6 @@ func (m *Memory) NextSeq(_ context.Context, tenant, scope, counter string) (int,
 	m.seqs[k][counter]++
 	m.touchScopeLocked(tenant, scope, now)
 	return m.seqs[k][counter], nil
-}
-
-func runScope(r *Run) string {
-	if r.LogicalID != "" {
-		return r.LogicalID
-	}
-	return r.SessionID
-}
-
-func (m *Memory) PutRun(_ context.Context, r Run) error {
-	c, size, err := cloneSized(r)
-	if err != nil {
-		return err
-	}
-	now := m.lock()
-	defer m.unlock()
-	if err := m.admitRunLocked(c.Tenant, size); err != nil {
-		return err
-	}
-	b := Binding{PromptHash: c.PromptHash, SessionID: c.SessionID}
-	// Storing a run again (e.g. a retried write) replaces it; a duplicate
-	// would show twice in ListRuns. The slice element is overwritten, never
-	// the Run a reader copied out.
-	if i := slices.IndexFunc(m.runs[b], func(r Run) bool { return r.RunID == c.RunID && r.Tenant == c.Tenant }); i >= 0 {
-		m.runs[b][i] = c
-	} else {
-		m.runs[b] = append(m.runs[b], c)
-	}
-	scope := runScope(&c)
-	m.touchScopeLocked(c.Tenant, scope, now)
-	k := [2]string{c.Tenant, scope}
-	if m.runIdx[k] == nil {
-		m.runIdx[k] = map[int]runKey{}
-	}
-	rk := runKey{b: b, runID: c.RunID}
-	// A different run under the same r/N would otherwise be unreachable
-	// by index yet never evicted.
-	if old, ok := m.runIdx[k][c.N]; ok && old != rk {
-		m.deleteRunLocked(c.Tenant, old)
-	}
-	m.runIdx[k][c.N] = rk
-	m.bookRunLocked(c.Tenant, &runItem{key: rk, scope: k, n: c.N, size: size})
-	// Keep the newest MaxRunsPerScope: an agent looping on plasm_run must
-	// not grow the process without bound. Older artifacts read as not found.
-	if len(m.runIdx[k]) > MaxRunsPerScope {
-		oldest := c.N
-		for n := range m.runIdx[k] {
-			oldest = min(oldest, n)
-		}
-		old := m.runIdx[k][oldest]
-		delete(m.runIdx[k], oldest)
-		m.deleteRunLocked(c.Tenant, old)
-	}
-	return nil
-}
-
-func (m *Memory) GetRun(_ context.Context, tenant, promptHash, sessionID, runID string) (Run, error) {
-	now := m.lock()
-	r, ok := m.findRunLocked(tenant, Binding{PromptHash: promptHash, SessionID: sessionID}, runID)
-	if ok {
-		m.touchScopeLocked(tenant, runScope(&r), now)
-	}
-	m.unlock()
-	if !ok {
-		return Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
-	}
-	return clone(r)
-}
-
-// findRunLocked returns the stored run by value: its nested tables stay
-// shared with the store, which is safe because stored runs are never
-// mutated, and the caller deep-copies after unlocking.
-func (m *Memory) findRunLocked(tenant string, b Binding, runID string) (Run, bool) {
-	for _, r := range m.runs[b] {
-		if r.RunID == runID && r.Tenant == tenant {
-			return r, true
-		}
-	}
-	return Run{}, false
-}
-
-func (m *Memory) GetRunByIndex(_ context.Context, tenant, scope string, n int) (Run, error) {
-	now := m.lock()
-	var r Run
-	rk, ok := m.runIdx[[2]string{tenant, scope}][n]
-	if ok {
-		r, ok = m.findRunLocked(tenant, rk.b, rk.runID)
-		m.touchScopeLocked(tenant, scope, now)
-	}
-	m.unlock()
-	if !ok {
-		return Run{}, fmt.Errorf("run r/%d: %w", n, ErrNotFound)
-	}
-	return clone(r)
-}
-
-func (m *Memory) ListRuns(_ context.Context, tenant, promptHash, sessionID string) ([]Run, error) {
-	m.lock()
-	var found []Run
-	for _, r := range m.runs[Binding{PromptHash: promptHash, SessionID: sessionID}] {
-		if r.Tenant == tenant {
-			found = append(found, r)
-		}
-	}
-	m.unlock()
-	slices.SortFunc(found, func(a, b Run) int { return a.N - b.N })
-	var out []Run
-	for _, r := range found {
-		c, err := clone(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-func (m *Memory) PutPage(_ context.Context, p Page) error {
-	c, err := clone(p)
-	if err != nil {
-		return err
-	}
-	now := m.lock()
-	defer m.unlock()
-	m.touchScopeLocked(c.Tenant, c.Scope, now)
-	k := [2]string{c.Tenant, c.Scope}
-	if m.pages[k] == nil {
-		m.pages[k] = map[int]Page{}
-	}
-	m.pages[k][c.N] = c
-	if len(m.pages[k]) > MaxPagesPerScope {
-		oldest := c.N
-		for n := range m.pages[k] {
-			oldest = min(oldest, n)
-		}
-		delete(m.pages[k], oldest)
-		m.unbookPageLocked(c.Tenant, pageKey{c.Scope, oldest})
-	}
-	m.bookPageLocked(c.Tenant, c.Scope, c.N)
-	return nil
-}
-
-func (m *Memory) GetPage(_ context.Context, tenant, scope string, n int) (Page, error) {
-	now := m.lock()
-	p, ok := m.pages[[2]string{tenant, scope}][n]
-	if ok {
-		m.touchScopeLocked(tenant, scope, now)
-	}
-	m.unlock()
-	if !ok {
-		return Page{}, fmt.Errorf("paging handle %d: %w", n, ErrNotFound)
-	}
-	return clone(p)
-}
-
-// clone deep-copies a value through JSON, the same path a networked store
-// takes, so tests of the in-memory store also prove values serialise.
-// Numbers keep their text (json.Number): a stored row id or a paging
-// variable above 2^53 must come back exact.
-func clone[T any](v T) (T, error) {
-	out, _, err := cloneSized(v)
-	return out, err
-}
-
-// cloneSized is clone that also returns the encoded size, which is what
-// the run budget counts.
-func cloneSized[T any](v T) (T, int64, error) {
-	var out T
-	b, err := json.Marshal(v)
-	if err != nil {
-		return out, 0, fmt.Errorf("session store: encode: %w", err)
-	}
-	if err := abi.Unmarshal(b, &out); err != nil {
-		return out, 0, fmt.Errorf("session store: decode: %w", err)
-	}
-	return out, int64(len(b)), nil
 }
 
 // Kind names the store for operators (/v1/health).

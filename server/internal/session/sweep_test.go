@@ -364,33 +364,42 @@ type blocker struct {
 }
 
 func (b *blocker) MarshalJSON() ([]byte, error) {
-	b.once.Do(func() { close(b.started) })
-	<-b.release
+	b.wait()
 	return []byte(`"big"`), nil
 }
 
-// TestSlowCloneDoesNotBlock: while one tenant's getter is stuck copying a
-// huge value, another tenant's calls proceed.
+// wait reports that the copy started, then holds it until released.
+func (b *blocker) wait() {
+	b.once.Do(func() { close(b.started) })
+	<-b.release
+}
+
+// TestSlowCloneDoesNotBlock: while one tenant's call is stuck encoding or
+// decoding a huge value, another tenant's calls proceed.
 func TestSlowCloneDoesNotBlock(t *testing.T) {
-	withRow := func(m *Memory, b *blocker) {
+	slowDecode := func(m *Memory, b *blocker) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		// Test-only surgery on a stored value, before any reader runs.
-		m.runs[Binding{PromptHash: "h", SessionID: "x"}][0].Roots[0].Table.Rows = [][]any{{b}}
+		m.unmarshal = func(doc []byte, v any) error { b.wait(); return abi.Unmarshal(doc, v) }
+	}
+	noSetup := func(*Memory, *blocker) {}
+	slowRun := func(b *blocker) Run {
+		return Run{Tenant: "A", LogicalID: "L", PromptHash: "h", SessionID: "x", RunID: "run-2", N: 2,
+			Roots: []RunRoot{{Label: "r", Table: abi.Table{Columns: []string{"v"}, Rows: [][]any{{b}}}}}}
 	}
 	tests := []struct {
 		name  string
 		setup func(m *Memory, b *blocker)
-		get   func(m *Memory) (any, error)
+		call  func(m *Memory, b *blocker) (any, error)
 	}{
-		{"GetRun", withRow, func(m *Memory) (any, error) { return m.GetRun(bg, "A", "h", "x", "run-1") }},
-		{"GetRunByIndex", withRow, func(m *Memory) (any, error) { return m.GetRunByIndex(bg, "A", "L", 1) }},
-		{"ListRuns", withRow, func(m *Memory) (any, error) { return m.ListRuns(bg, "A", "h", "x") }},
-		{"GetPage", func(m *Memory, b *blocker) {
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			m.pages[[2]string{"A", "L"}][1] = Page{Tenant: "A", Scope: "L", N: 1, Continuation: executor.Continuation{Vars: map[string]any{"v": b}}}
-		}, func(m *Memory) (any, error) { return m.GetPage(bg, "A", "L", 1) }},
+		{"GetRun", slowDecode, func(m *Memory, _ *blocker) (any, error) { return m.GetRun(bg, "A", "h", "x", "run-1") }},
+		{"GetRunByIndex", slowDecode, func(m *Memory, _ *blocker) (any, error) { return m.GetRunByIndex(bg, "A", "L", 1) }},
+		{"ListRuns", slowDecode, func(m *Memory, _ *blocker) (any, error) { return m.ListRuns(bg, "A", "h", "x") }},
+		{"GetPage", slowDecode, func(m *Memory, _ *blocker) (any, error) { return m.GetPage(bg, "A", "L", 1) }},
+		{"PutRun", noSetup, func(m *Memory, b *blocker) (any, error) { return nil, m.PutRun(bg, slowRun(b)) }},
+		{"PutPage", noSetup, func(m *Memory, b *blocker) (any, error) {
+			return nil, m.PutPage(bg, Page{Tenant: "A", Scope: "L", N: 2, Continuation: executor.Continuation{Vars: map[string]any{"v": b}}})
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,8 +415,8 @@ func TestSlowCloneDoesNotBlock(t *testing.T) {
 			tc.setup(m, b)
 
 			got := make(chan error, 1)
-			go func() { _, err := tc.get(m); got <- err }()
-			<-b.started // tenant A's getter is now mid-copy
+			go func() { _, err := tc.call(m, b); got <- err }()
+			<-b.started // tenant A's call is now mid-copy
 
 			seq := make(chan int, 1)
 			go func() { seq <- must(m.NextSeq(bg, "B", "scope", "run")) }()
@@ -417,13 +426,13 @@ func TestSlowCloneDoesNotBlock(t *testing.T) {
 					t.Fatalf("NextSeq = %d", n)
 				}
 			case err := <-got:
-				t.Fatalf("the getter finished before it was released: %v", err)
+				t.Fatalf("the call finished before it was released: %v", err)
 			case <-time.After(time.Minute): // hang guard only
 				t.Fatal("tenant B's NextSeq is blocked behind tenant A's copy")
 			}
 			select {
 			case err := <-got:
-				t.Fatalf("the getter finished before it was released: %v", err)
+				t.Fatalf("the call finished before it was released: %v", err)
 			default:
 			}
 			close(b.release)
