@@ -226,23 +226,54 @@ func (m *Memory) GetPage(_ context.Context, tenant, scope string, n int) (Page, 
 	return decodeDoc[Page](m.unmarshal, doc)
 }
 
+// maxDecodeDepth is how deeply encoding/json's decoder nests arrays and
+// objects before it refuses a document ("exceeded max depth").
+const maxDecodeDepth = 10000
+
 // encodeDoc encodes a value the way a networked store stores it. A
-// document the decoder would refuse (nested deeper than encoding/json
-// reads) is refused here, with the decoder's error, so a write that
-// succeeds can always be read back.
+// document the decoder would refuse is refused here, with the decoder's
+// error, so a write that succeeds can always be read back.
+//
+// json.Marshal only writes valid JSON (it validates what Marshalers
+// return and the text of json.Number), so the one thing the decoder can
+// refuse is nesting deeper than maxDecodeDepth, which needs more than
+// twice that many bytes of brackets. Only a document that long is scanned
+// for its depth (json.Valid would cost as much as the encoding), and only
+// one too deep pays for a full decode, to report the decoder's own error.
 func encodeDoc[T any](v T) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("session store: encode: %w", err)
 	}
-	// json.Valid runs the decoder's scanner without building values; only
-	// a document it refuses pays for a full decode, to report its error.
-	if !json.Valid(b) {
+	if len(b) > 2*maxDecodeDepth && nestingDepth(b) > maxDecodeDepth {
 		if _, err := decodeDoc[T](abi.Unmarshal, b); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// nestingDepth returns how deeply arrays and objects nest in b, which must
+// be valid JSON: brackets inside strings are skipped, and a string ends at
+// the first quote not escaped by a backslash.
+func nestingDepth(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++ // the escaped byte
+				}
+			}
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // decodeDoc decodes a stored document into a fresh value. Numbers keep

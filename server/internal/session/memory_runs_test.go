@@ -157,6 +157,86 @@ func TestInvalidUTF8Keys(t *testing.T) {
 	must(m.GetPage(bg, "A\uFFFD", "L\uFFFD", 1))
 }
 
+// TestDepthLimitExact: a run nested exactly as deep as the decoder reads
+// is stored and reads back; one level more is refused.
+func TestDepthLimitExact(t *testing.T) {
+	// Run, roots, root, table, rows and the row: six levels above a cell.
+	const above = 6
+	for _, tc := range []struct {
+		depth int
+		ok    bool
+	}{{maxDecodeDepth, true}, {maxDecodeDepth + 1, false}} {
+		var cell any = json.Number("1")
+		for range tc.depth - above {
+			cell = []any{cell}
+		}
+		m, _ := newStore(t, 0)
+		r := run("A", "L", "h", "x", "run-1", 1)
+		r.Roots[0].Table.Rows = [][]any{{cell}}
+		doc := must(json.Marshal(r))
+		if d := nestingDepth(doc); d != tc.depth {
+			t.Fatalf("nestingDepth = %d, want %d", d, tc.depth)
+		}
+		err := m.PutRun(bg, r)
+		if (err == nil) != tc.ok {
+			t.Fatalf("depth %d: PutRun err %v", tc.depth, err)
+		}
+		if tc.ok {
+			if got := must(m.GetRun(bg, "A", "h", "x", "run-1")); !reflect.DeepEqual(got, r) {
+				t.Fatal("the deepest storable run did not read back")
+			}
+		}
+	}
+}
+
+func TestNestingDepth(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want int
+	}{
+		{`1`, 0}, {`"[{"`, 0}, {`[]`, 1}, {`{"a":[1,{"b":[]}]}`, 4},
+		{`["\"[", "]\\", [[]]]`, 3}, {`{"\\":"\"{{{"}`, 1}, {`[[],[[]],[]]`, 3},
+	} {
+		if got := nestingDepth([]byte(tc.doc)); got != tc.want {
+			t.Errorf("nestingDepth(%s) = %d, want %d", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// FuzzNestingDepth: on any valid JSON, nestingDepth agrees with the depth
+// of the decoded value.
+func FuzzNestingDepth(f *testing.F) {
+	for _, s := range []string{`1`, `[]`, `{"a":[1,{"b":"]}"}]}`, `["\\\"[", {}]`, `"\u005b"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v any
+		if !json.Valid(b) || json.Unmarshal(b, &v) != nil {
+			return
+		}
+		if got, want := nestingDepth(b), valueDepth(v); got != want {
+			t.Fatalf("nestingDepth(%q) = %d, decoded depth %d", b, got, want)
+		}
+	})
+}
+
+func valueDepth(v any) int {
+	d := 0
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			d = max(d, valueDepth(e))
+		}
+		return d + 1
+	case map[string]any:
+		for _, e := range v {
+			d = max(d, valueDepth(e))
+		}
+		return d + 1
+	}
+	return 0
+}
+
 func TestJSONText(t *testing.T) {
 	for _, s := range []string{"", "plain", "ünïcödé", "\uFFFD", "a\xffb", "\xff\xfe", "\xe2\x82", "\xf0\x9f\x98\x80ok\xc3"} {
 		want := s
