@@ -89,7 +89,7 @@ func (p *planner) rowField(c *cur, f name, what string) *abi.Error {
 		return errAt(f.p, abi.CodeType, "page(…) rows have no known fields", "")
 	}
 	if !slices.Contains(cols, f.text) {
-		if c.proj != nil && c.ent.e != nil && c.ent.e.Fields[f.text] != nil {
+		if c.proj != nil && c.ent.e != nil && c.ent.e.FieldNamed(f.text) != nil {
 			return errAt(f.p, abi.CodeUnknownField, f.text+" was dropped by the projection ["+strings.Join(c.proj, ", ")+"]", "add "+f.text+" to the projection")
 		}
 		return errAt(f.p, abi.CodeUnknownField, what+" has no field "+f.raw, listHint(f.text, "fields", cols))
@@ -214,7 +214,7 @@ func (p *planner) fieldType(c cur, f string) string {
 	if c.cols != nil || c.ent.e == nil {
 		return ""
 	}
-	fd := c.ent.e.Fields[f]
+	fd := c.ent.e.FieldNamed(f)
 	if fd == nil {
 		return ""
 	}
@@ -435,7 +435,7 @@ func (p *planner) isMethodStep(c *cur, st *step) bool {
 	if s := st.name.sym; s != nil {
 		return s.kind == symbol.KindMethod
 	}
-	return c.ent.e.Relations[st.name.text] == nil && c.ent.cat.MethodByLabel(c.ent.name, st.name.text) != nil
+	return c.ent.e.RelationNamed(st.name.text) == nil && c.ent.cat.MethodByLabel(c.ent.name, st.name.text) != nil
 }
 
 // computeReasons adds the verdict reasons of computes: a compute over a

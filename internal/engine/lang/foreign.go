@@ -56,7 +56,7 @@ func (p *planner) reverse(c cur, st *step) (cur, *abi.Error) {
 	}
 	var fk []string
 	for _, f := range fieldNames(tx.e) {
-		if refTarget(tx.cat, tx.e.Fields[f].ValueRef) == c.ent.name {
+		if refTarget(tx.cat, tx.e.FieldNamed(f).ValueRef) == c.ent.name {
 			fk = append(fk, f)
 		}
 	}
@@ -198,19 +198,19 @@ func (p *planner) foreignField(x ent, pr pred) (string, ent, *abi.Error) {
 	want := strings.ToLower(pr.foreign.text)
 	var refs []string
 	for _, f := range fieldNames(x.e) {
-		t := refTarget(x.cat, x.e.Fields[f].ValueRef)
+		t := refTarget(x.cat, x.e.FieldNamed(f).ValueRef)
 		if t == "" {
 			continue
 		}
 		refs = append(refs, f+" → "+t)
 		lf := strings.ToLower(f)
 		if lf == want || strings.TrimSuffix(lf, "_id") == want || strings.TrimSuffix(lf, "id") == want || strings.ToLower(t) == want {
-			te := x.cat.Entities[t]
+			te := x.cat.EntityNamed(t)
 			if te == nil {
 				return "", ent{}, errAt(pr.foreign.p, abi.CodeCatalog, x.name+"."+f+" references unknown entity "+t, "")
 			}
 			fx := ent{cat: x.cat, e: te, name: t}
-			if te.Fields[pr.field.text] == nil {
+			if te.FieldNamed(pr.field.text) == nil {
 				return "", ent{}, errAt(pr.field.p, abi.CodeUnknownField, t+" has no field "+pr.field.raw, listHint(pr.field.text, "fields of "+t, fieldNames(te)))
 			}
 			return f, fx, nil
@@ -227,8 +227,8 @@ func (p *planner) foreignField(x ent, pr pred) (string, ent, *abi.Error) {
 // row, read through the target's get with the field's value as its id
 // (Plasm's reference navigation). Rows sharing a target yield it once.
 func (p *planner) followRef(c cur, st *step, field string) (cur, *abi.Error) {
-	t := refTarget(c.ent.cat, c.ent.e.Fields[field].ValueRef)
-	te := c.ent.cat.Entities[t]
+	t := refTarget(c.ent.cat, c.ent.e.FieldNamed(field).ValueRef)
+	te := c.ent.cat.EntityNamed(t)
 	if te == nil {
 		return c, errAt(st.p, abi.CodeCatalog, c.ent.name+"."+field+" references unknown entity "+t, "")
 	}

@@ -23,7 +23,7 @@ func (p *planner) hop(c *cur, st *step) *abi.Error {
 		return err
 	}
 	rn := st.name.text
-	target := c.ent.cat.Entities[rel.Target]
+	target := c.ent.cat.EntityNamed(rel.Target)
 	if target == nil {
 		return errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" targets unknown entity "+rel.Target, "the catalog is inconsistent; report it to its maintainer")
 	}
@@ -38,7 +38,7 @@ func (p *planner) hop(c *cur, st *step) *abi.Error {
 	if err := p.hydrate(c, bindFields, st.p); err != nil {
 		return err
 	}
-	if hc := c.ent.cat.Capabilities[h.Capability]; hc != nil && rel.Materialize.Kind != catalog.FromParentGet {
+	if hc := c.ent.cat.CapabilityNamed(h.Capability); hc != nil && rel.Materialize.Kind != catalog.FromParentGet {
 		var missing []string
 		for _, pr := range hc.Parameters {
 			if pr.Required && !slices.ContainsFunc(h.Binds, func(b plan.Bind) bool { return b.Var == pr.Name }) {
@@ -67,7 +67,7 @@ func (p *planner) hop(c *cur, st *step) *abi.Error {
 			have = []string{tid}
 		}
 	} else {
-		have = provided(c.ent.cat.Capabilities[h.Capability])
+		have = provided(c.ent.cat.CapabilityNamed(h.Capability))
 	}
 	n := baseNode(plan.OpHop, tx)
 	n.Kind, n.Hop, n.Input = "relation", h, c.node
@@ -102,13 +102,13 @@ func (p *planner) relationOf(c cur, st *step) (rel *catalog.Relation, followed *
 			return nil, nil, errAt(st.p, abi.CodeUnknownField, st.name.raw+" is an entity, not a relation of "+c.ent.name, listHint("", "relations of "+c.ent.name, relationNames(c.ent.e)))
 		}
 	}
-	rel = c.ent.e.Relations[rn]
+	rel = c.ent.e.RelationNamed(rn)
 	if rel == nil {
 		switch {
-		case c.ent.e.Fields[rn] != nil && refTarget(c.ent.cat, c.ent.e.Fields[rn].ValueRef) != "":
+		case c.ent.e.FieldNamed(rn) != nil && refTarget(c.ent.cat, c.ent.e.FieldNamed(rn).ValueRef) != "":
 			f, err := p.followRef(c, st, rn)
 			return nil, &f, err
-		case c.ent.e.Fields[rn] != nil:
+		case c.ent.e.FieldNamed(rn) != nil:
 			return nil, nil, errAt(st.p, abi.CodeUnknownField, rn+" is a field of "+c.ent.name+", not a relation", "project fields with ["+rn+"]")
 		case c.ent.cat.MethodByLabel(c.ent.name, rn) != nil:
 			return nil, nil, errAt(st.p, abi.CodeUnknownField, rn+" is a method of "+c.ent.name+"; call it with parentheses", "."+rn+"(…)")
@@ -132,7 +132,7 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 	}
 	switch rel.Materialize.Kind {
 	case catalog.QueryScoped:
-		if c.ent.cat.Capabilities[rel.Materialize.Capability] == nil {
+		if c.ent.cat.CapabilityNamed(rel.Materialize.Capability) == nil {
 			return nil, errAt(st.p, abi.CodeCatalog, "relation "+rn+" names unknown capability "+rel.Materialize.Capability, "")
 		}
 		if err := needID(); err != nil {
@@ -141,7 +141,7 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 		h.Capability = rel.Materialize.Capability
 		h.Binds = append(h.Binds, plan.Bind{Var: rel.Materialize.Param, Field: pid})
 	case catalog.QueryScopedBindings:
-		if c.ent.cat.Capabilities[rel.Materialize.Capability] == nil {
+		if c.ent.cat.CapabilityNamed(rel.Materialize.Capability) == nil {
 			return nil, errAt(st.p, abi.CodeCatalog, "relation "+rn+" names unknown capability "+rel.Materialize.Capability, "")
 		}
 		h.Capability = rel.Materialize.Capability
@@ -178,7 +178,7 @@ func (p *planner) hopBinds(c cur, st *step, rel *catalog.Relation) (*plan.Hop, *
 		// Declared for documentation (Plasm's unavailable relation): the
 		// catalog says what it links to, not how to fetch it.
 		return nil, errAt(st.p, abi.CodeCatalog, "relation "+c.ent.name+"."+rn+" is declared but not traversable: the catalog gives no materialize for it",
-			"query "+rel.Target+" directly instead: "+p.listHowTo(ent{cat: c.ent.cat, e: c.ent.cat.Entities[rel.Target], name: rel.Target}))
+			"query "+rel.Target+" directly instead: "+p.listHowTo(ent{cat: c.ent.cat, e: c.ent.cat.EntityNamed(rel.Target), name: rel.Target}))
 	default:
 		return nil, errAt(st.p, abi.CodeCatalog, "relation "+rn+" has materialization "+rel.Materialize.Kind+", which plasmd does not traverse", "")
 	}
@@ -297,7 +297,7 @@ func (p *planner) methodOf(c cur, st *step) (*catalog.Capability, *abi.Error) {
 				return nil, errAt(st.p, abi.CodeUnknownMethod, st.name.raw+" ("+m.Label+") is a method of "+m.EntryID+":"+m.Entity+", not of "+c.ent.qualified(),
 					st.name.raw+" belongs to "+owner+"; call it on a row of that entity, or use a method of "+c.ent.name+": "+strings.Join(methodLabels(c.ent), ", "))
 			}
-			mc = c.ent.cat.Capabilities[m.Capability]
+			mc = c.ent.cat.CapabilityNamed(m.Capability)
 		case symbol.KindRelation:
 			return nil, errAt(st.p, abi.CodeUnknownMethod, st.name.raw+" is a relation ("+s.relation.Name+"); drop the parentheses", "."+st.name.raw)
 		case symbol.KindEntity:
@@ -308,7 +308,7 @@ func (p *planner) methodOf(c cur, st *step) (*catalog.Capability, *abi.Error) {
 		mc = c.ent.cat.MethodByLabel(c.ent.name, st.name.text)
 	}
 	if mc == nil {
-		if c.ent.e.Relations[st.name.text] != nil {
+		if c.ent.e.RelationNamed(st.name.text) != nil {
 			return nil, errAt(st.p, abi.CodeUnknownMethod, st.name.text+" is a relation of "+c.ent.name+"; drop the parentheses", "."+st.name.text)
 		}
 		if u := unavailableMethod(c.ent, st.name.text); u != nil {
@@ -364,6 +364,23 @@ func (p *planner) callArgs(n *plan.Node, c cur, mc *catalog.Capability, st *step
 	return nil
 }
 
+// checkField checks that a transform may name field f of c's rows. It is
+// a function, not a closure: the guest calls a closure indirectly, and the
+// meter ticks after every indirect call.
+func checkField(c *cur, f *name) *abi.Error {
+	x := &c.ent
+	if err := symbolMixup(*f, true); err != nil && x.e.FieldNamed(f.text) == nil {
+		return err
+	}
+	if x.e.FieldNamed(f.text) == nil {
+		return errAt(f.p, abi.CodeUnknownField, x.name+" has no field "+f.raw, listHint(f.text, "fields of "+x.name, fieldNames(x.e)))
+	}
+	if c.proj != nil && !slices.Contains(c.proj, f.text) {
+		return errAt(f.p, abi.CodeUnknownField, f.text+" was dropped by the projection ["+strings.Join(c.proj, ", ")+"]", "project after sorting and filtering")
+	}
+	return nil
+}
+
 func (p *planner) transform(c *cur, st *step) *abi.Error {
 	if c.cols != nil {
 		return p.colsTransform(c, st)
@@ -373,23 +390,11 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 	}
 	var t plan.Transform
 	x := c.ent
-	checkField := func(f name) *abi.Error {
-		if err := symbolMixup(f, true); err != nil && x.e.Fields[f.text] == nil {
-			return err
-		}
-		if x.e.Fields[f.text] == nil {
-			return errAt(f.p, abi.CodeUnknownField, x.name+" has no field "+f.raw, listHint(f.text, "fields of "+x.name, fieldNames(x.e)))
-		}
-		if c.proj != nil && !slices.Contains(c.proj, f.text) {
-			return errAt(f.p, abi.CodeUnknownField, f.text+" was dropped by the projection ["+strings.Join(c.proj, ", ")+"]", "project after sorting and filtering")
-		}
-		return nil
-	}
 	switch st.kind {
 	case stLimit:
 		t = plan.Transform{Kind: plan.TLimit, N: st.n}
 	case stSort:
-		if err := checkField(*st.field); err != nil {
+		if err := checkField(c, st.field); err != nil {
 			return err
 		}
 		if err := p.hydrate(c, []string{st.field.text}, st.p); err != nil {
@@ -398,15 +403,16 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 		t = plan.Transform{Kind: plan.TSort, Field: st.field.text, Desc: st.desc}
 	case stFilter:
 		t = plan.Transform{Kind: plan.TFilter}
-		for _, pr := range st.preds {
-			if err := checkField(pr.field); err != nil {
+		for i := range st.preds {
+			pr := &st.preds[i]
+			if err := checkField(c, &pr.field); err != nil {
 				return err
 			}
 			lit, ref, err := p.val(pr.val)
 			if err != nil {
 				return err
 			}
-			pd, err := p.filterPred(x, evPred{pred: pr, lit: lit, ref: ref})
+			pd, err := p.filterPred(x, evPred{pred: *pr, lit: lit, ref: ref})
 			if err != nil {
 				return err
 			}
@@ -420,8 +426,9 @@ func (p *planner) transform(c *cur, st *step) *abi.Error {
 			return err
 		}
 	case stProject:
-		for _, f := range st.fields {
-			if err := checkField(f); err != nil {
+		for i := range st.fields {
+			f := &st.fields[i]
+			if err := checkField(c, f); err != nil {
 				return err
 			}
 			if slices.Contains(t.Fields, f.text) {

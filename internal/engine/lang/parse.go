@@ -187,7 +187,15 @@ func (ps *parser) line() (*line, *abi.Error) {
 func (ps *parser) rhs() (*rhs, *abi.Error) {
 	t := ps.peek()
 	r := ps.a.rhss.put(rhs{p: t.p, start: t.off})
-	defer func() { r.end = ps.lastEnd() }()
+	// Not a deferred closure: the guest calls one indirectly, and the
+	// meter ticks after every indirect call.
+	out, err := ps.rhsInto(r, t)
+	r.end = ps.lastEnd()
+	return out, err
+}
+
+// rhsInto parses the right-hand side r that starts at t.
+func (ps *parser) rhsInto(r *rhs, t *token) (*rhs, *abi.Error) {
 	if t.kind == tHeredoc || t.kind == tString {
 		ps.next()
 		r.kind = rhsText
@@ -376,9 +384,30 @@ func (ps *parser) source() (*source, *abi.Error) {
 	return s, nil
 }
 
-var postfixKeywords = map[string]stepKind{
-	"limit": stLimit, "sort": stSort, "filter": stFilter, "page_size": stPageSize,
-	"aggregate": stAggregate, "group_by": stGroupBy, "dedupe": stDedupe, "singleton": stSingleton,
+// postfixKeyword is the postfix step a word names (limit, sort, …). It is
+// a switch, not a map: in the Wasm guest a map lookup hashes the string in
+// software and calls the hasher indirectly, which the meter follows with a
+// tick (a round trip to the host).
+func postfixKeyword(w string) (stepKind, bool) {
+	switch w {
+	case "limit":
+		return stLimit, true
+	case "sort":
+		return stSort, true
+	case "filter":
+		return stFilter, true
+	case "page_size":
+		return stPageSize, true
+	case "aggregate":
+		return stAggregate, true
+	case "group_by":
+		return stGroupBy, true
+	case "dedupe":
+		return stDedupe, true
+	case "singleton":
+		return stSingleton, true
+	}
+	return 0, false
 }
 
 func (ps *parser) chain() ([]*step, *abi.Error) {
@@ -423,7 +452,7 @@ func (ps *parser) dotStep() (*step, *abi.Error) {
 	st.p = n.p
 	var err *abi.Error
 	nx := ps.peek().kind
-	if k, ok := postfixKeywords[n.text]; ok && n.sym == nil && (nx == tLParen || k == stFilter && nx == tLBrace) {
+	if k, ok := postfixKeyword(n.text); ok && n.sym == nil && (nx == tLParen || k == stFilter && nx == tLBrace) {
 		st.kind = k
 		return st, ps.postfix(st)
 	}
@@ -612,7 +641,27 @@ func (ps *parser) args() ([]arg, *abi.Error) {
 	}
 }
 
-var predOps = map[tokKind]string{tEq: "=", tNe: "!=", tGt: ">", tLt: "<", tGe: ">=", tLe: "<=", tTilde: "~"}
+// predOp is the predicate operator a token is (a switch for the reason
+// postfixKeyword gives).
+func predOp(k tokKind) (string, bool) {
+	switch k {
+	case tEq:
+		return "=", true
+	case tNe:
+		return "!=", true
+	case tGt:
+		return ">", true
+	case tLt:
+		return "<", true
+	case tGe:
+		return ">=", true
+	case tLe:
+		return "<=", true
+	case tTilde:
+		return "~", true
+	}
+	return "", false
+}
 
 // preds reads `{field op value, …}` including the braces.
 func (ps *parser) preds() ([]pred, *abi.Error) {
@@ -633,7 +682,7 @@ func (ps *parser) preds() ([]pred, *abi.Error) {
 			}
 		}
 		opTok := ps.peek()
-		op, ok := predOps[opTok.kind]
+		op, ok := predOp(opTok.kind)
 		if !ok {
 			return nil, ps.unexpected(opTok, "an operator (= != > < >= <= ~)")
 		}
@@ -684,7 +733,12 @@ func (ps *parser) listItems(v *value) *abi.Error {
 
 func (ps *parser) value() (*value, *abi.Error) {
 	ps.depth++
-	defer func() { ps.depth-- }()
+	v, err := ps.valueAt() // no deferred closure: see rhs
+	ps.depth--
+	return v, err
+}
+
+func (ps *parser) valueAt() (*value, *abi.Error) {
 	t := ps.peek()
 	if ps.depth > maxDepth {
 		return nil, errAt(t.p, abi.CodeBadRequest, "values nest more than 64 deep", "flatten the value")

@@ -38,7 +38,7 @@ func (ps *parser) phrase(v *value) bool {
 		if (t.kind != tIdent && t.kind != tNumber) || !t.space {
 			break
 		}
-		if _, op := predOps[ps.peekN(1).kind]; op || ps.peekN(1).kind == tLParen || ps.peekN(1).kind == tDot && !ps.postfixAt(2) {
+		if _, op := predOp(ps.peekN(1).kind); op || ps.peekN(1).kind == tLParen || ps.peekN(1).kind == tDot && !ps.postfixAt(2) {
 			break
 		}
 		words = append(words, t.raw)
@@ -56,7 +56,7 @@ func (ps *parser) phrase(v *value) bool {
 // than reading bug.limit as a label field.
 func (ps *parser) postfixAt(i int) bool {
 	t := ps.peekN(i)
-	_, ok := postfixKeywords[t.text]
+	_, ok := postfixKeyword(t.text)
 	return t.kind == tIdent && ok && t.sym == nil
 }
 

@@ -128,13 +128,21 @@ func (p *planner) program(lines []*line) (*plan.Plan, *abi.Error) {
 	return p.finish(roots), nil
 }
 
-var reservedLabels = map[string]bool{"page": true, "wait": true, "cancel": true, "true": true, "false": true, "null": true, "_": true}
+// reservedLabel reports a word a label cannot be (a switch for the reason
+// postfixKeyword gives).
+func reservedLabel(w string) bool {
+	switch w {
+	case "page", "wait", "cancel", "true", "false", "null", "_":
+		return true
+	}
+	return false
+}
 
 func (p *planner) checkLabel(l *name) *abi.Error {
 	if k, _ := symbol.Parse(l.raw); k != symbol.KindNone {
 		return errAt(l.p, abi.CodeSyntax, "label "+l.raw+" looks like a session symbol", "pick a label that is not a letter followed by digits, e.g. open_issues")
 	}
-	if reservedLabels[l.text] {
+	if reservedLabel(l.text) {
 		return errAt(l.p, abi.CodeSyntax, l.text+" is a reserved word and cannot be a label", "pick another label")
 	}
 	if p.isEntityName(l.text) {
@@ -381,7 +389,7 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		return nil, nil, errAt(v.p, abi.CodeType, "page(…) rows have no known fields", "")
 	}
 	f := v.field.text
-	if c.ent.e.Fields[f] == nil {
+	if c.ent.e.FieldNamed(f) == nil {
 		return nil, nil, errAt(v.field.p, abi.CodeUnknownField, c.ent.name+" has no field "+v.field.raw, listHint(f, "fields of "+c.ent.name, fieldNames(c.ent.e)))
 	}
 	if err := p.needField(c, f, v.field.p, id.text+"."+f); err != nil {

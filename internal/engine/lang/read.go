@@ -435,7 +435,7 @@ func (p *planner) readArgs(n *plan.Node, x ent, best *catalog.Capability, ev []e
 			args[e.field.text] = e.lit
 			continue
 		}
-		if e.op == "=" && e.lit == nil && e.ref == nil && prm != nil && x.e.Fields[e.field.text] == nil {
+		if e.op == "=" && e.lit == nil && e.ref == nil && prm != nil && x.e.FieldNamed(e.field.text) == nil {
 			return errAt(e.val.p, abi.CodeType, e.field.text+"=null cannot be sent: a parameter set to null is left out of the request, and "+
 				e.field.text+" is not a field of "+x.name+" the host could filter on",
 				"drop "+e.field.text+" to list without it, or give it a value")
@@ -517,7 +517,7 @@ func (p *planner) hydrate(c *cur, fields []string, at pos) *abi.Error {
 	gets := provided(gc)
 	var missing []string
 	for _, f := range fields {
-		if c.ent.e.Fields[f] == nil || slices.Contains(c.have, f) || slices.Contains(missing, f) {
+		if c.ent.e.FieldNamed(f) == nil || slices.Contains(c.have, f) || slices.Contains(missing, f) {
 			continue
 		}
 		if gets == nil || slices.Contains(gets, f) {
@@ -596,7 +596,7 @@ func hasRef(refs []plan.ArgRef, v string) bool {
 
 // filterPred checks a host-side predicate against the entity's fields.
 func (p *planner) filterPred(x ent, e evPred) (plan.Pred, *abi.Error) {
-	f := x.e.Fields[e.field.text]
+	f := x.e.FieldNamed(e.field.text)
 	if err := symbolMixup(e.field, true); err != nil && f == nil {
 		return plan.Pred{}, err
 	}

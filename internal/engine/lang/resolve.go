@@ -86,7 +86,7 @@ func (p *planner) entityNames() []string {
 
 func (p *planner) isEntityName(s string) bool {
 	for _, c := range p.entries {
-		if e := c.Entities[s]; e != nil {
+		if e := c.EntityNamed(s); e != nil {
 			return true
 		}
 	}
@@ -135,7 +135,7 @@ func (p *planner) entity(n name) (ent, *abi.Error) {
 	var found []*catalog.Catalog
 	abstract := false
 	for _, c := range p.entries {
-		if e := c.Entities[n.text]; e != nil {
+		if e := c.EntityNamed(n.text); e != nil {
 			if hidden(c, n.text, e) {
 				abstract = true
 				continue
@@ -168,7 +168,7 @@ func (p *planner) entity(n name) (ent, *abi.Error) {
 }
 
 func (p *planner) usable(c *catalog.Catalog, name string, n name) (ent, *abi.Error) {
-	e := c.Entities[name]
+	e := c.EntityNamed(name)
 	if e == nil {
 		var names []string
 		for k, x := range c.Entities {
@@ -243,7 +243,7 @@ func idField(e *catalog.Entity) string {
 		return e.IDField
 	case len(e.KeyVars) == 1:
 		return e.KeyVars[0]
-	case len(e.KeyVars) == 0 && e.Fields["id"] != nil:
+	case len(e.KeyVars) == 0 && e.FieldNamed("id") != nil:
 		return "id"
 	}
 	return ""

@@ -77,13 +77,13 @@ func idBound(cat *catalog.Catalog, cp *catalog.Capability, name string, supplied
 func (p *planner) preflight(c cur, mc *catalog.Capability, keys map[string]any, keyRefs []plan.ArgRef, at pos) ([]plan.ArgRef, *abi.Error) {
 	refs := keyRefs
 	for _, step := range mc.Preflight {
-		gc := c.ent.cat.Capabilities[step.Get]
+		gc := c.ent.cat.CapabilityNamed(step.Get)
 		if gc == nil || gc.Unavailable != "" {
 			return nil, errAt(at, abi.CodeCatalog, mc.Name+" reads its target with "+step.Get+", which cannot run here", "")
 		}
 		ge := c.ent
 		if gc.Entity != c.ent.name {
-			ge = ent{cat: c.ent.cat, e: c.ent.cat.Entities[gc.Entity], name: gc.Entity}
+			ge = ent{cat: c.ent.cat, e: c.ent.cat.EntityNamed(gc.Entity), name: gc.Entity}
 			if ge.e == nil {
 				return nil, errAt(at, abi.CodeCatalog, step.Get+" reads unknown entity "+gc.Entity, "")
 			}

@@ -58,8 +58,8 @@ func (p *planner) checkTypedDepth(cat *catalog.Catalog, dom *catalog.Value, v an
 	case "date":
 		return checkDate(dom, v, bad)
 	case "entity_ref":
-		target := cat.Entities[dom.Target]
-		if target == nil || target.IDField == "" || target.Fields[target.IDField] == nil {
+		target := cat.EntityNamed(dom.Target)
+		if target == nil || target.IDField == "" || target.FieldNamed(target.IDField) == nil {
 			return nil
 		}
 		if len(target.KeyVars) > 1 {
@@ -67,7 +67,7 @@ func (p *planner) checkTypedDepth(cat *catalog.Catalog, dom *catalog.Value, v an
 			// object); the compiler spreads and checks it (cml.splatScope).
 			return nil
 		}
-		idDom := cat.Values[target.Fields[target.IDField].ValueRef]
+		idDom := cat.Values[target.FieldNamed(target.IDField).ValueRef]
 		if idDom == nil {
 			return nil
 		}
@@ -133,7 +133,7 @@ func (p *planner) checkID(x ent, id any, at pos) *abi.Error {
 		// as a catalog-compile failure with no line (Issue("")).
 		return errAt(at, abi.CodeType, x.name+" id is empty", "pass the id of a row: "+x.name+"(\"…\")")
 	}
-	f := x.e.Fields[idField(x.e)]
+	f := x.e.FieldNamed(idField(x.e))
 	if f == nil || id == nil {
 		return nil
 	}

@@ -28,7 +28,7 @@ func (p *planner) viewNode(n *plan.Node, at pos) *abi.Error {
 	if v == nil {
 		return nil
 	}
-	e := cat.Entities[v.Entity]
+	e := cat.EntityNamed(v.Entity)
 	if e == nil {
 		return errAt(at, abi.CodeCatalog, "view "+v.Name+" builds rows of unknown entity "+v.Entity, "the catalog is inconsistent; report it to its maintainer")
 	}
@@ -74,7 +74,7 @@ func (p *planner) viewNode(n *plan.Node, at pos) *abi.Error {
 	}
 	for _, r := range v.Relations {
 		var cols []string
-		if te := cat.Entities[r.Target]; te != nil {
+		if te := cat.EntityNamed(r.Target); te != nil {
 			cols = fieldNames(te)
 		}
 		pv.Relations = append(pv.Relations, plan.ViewRelation{Relation: r.Relation, Kind: r.Kind, Node: r.Node, Where: r.Where, Equals: r.Equals, Columns: cols})
@@ -116,11 +116,11 @@ func scopeHint(v *catalog.View, kind, name string) string {
 
 // viewStep resolves one node of v against the catalog.
 func viewStep(cat *catalog.Catalog, v *catalog.View, node catalog.ViewNode, supplied map[string]bool, kind string, at pos) (plan.ViewStep, *abi.Error) {
-	cp := cat.Capabilities[node.Capability]
-	if cp == nil || cat.Entities[cp.Entity] == nil {
+	cp := cat.CapabilityNamed(node.Capability)
+	if cp == nil || cat.EntityNamed(cp.Entity) == nil {
 		return plan.ViewStep{}, errAt(at, abi.CodeCatalog, "view "+v.Name+" node "+node.ID+" calls unknown capability "+node.Capability, "the catalog is inconsistent; report it to its maintainer")
 	}
-	te := cat.Entities[cp.Entity]
+	te := cat.EntityNamed(cp.Entity)
 	st := plan.ViewStep{ID: node.ID, Capability: cp.Name, Kind: cp.Kind, Entity: cp.Entity, Columns: fieldNames(te)}
 	bound := map[string]bool{}
 	for _, b := range node.Bind {
@@ -129,7 +129,7 @@ func viewStep(cat *catalog.Catalog, v *catalog.View, node catalog.ViewNode, supp
 			return st, errAt(at, abi.CodeType, v.Entity+" is a view ("+v.Name+") whose step "+node.ID+" needs "+b.From+", which the program does not give", scopeHint(v, kind, b.From))
 		}
 		if (cp.Kind == catalog.KindQuery || cp.Kind == catalog.KindSearch) && cp.Param(b.Param) == nil {
-			if te.Fields[b.Param] == nil {
+			if te.FieldNamed(b.Param) == nil {
 				return st, errAt(at, abi.CodeCatalog, "view "+v.Name+" node "+node.ID+" binds "+b.Param+", neither a parameter of "+cp.Name+" nor a field of "+cp.Entity, "the catalog is inconsistent; report it to its maintainer")
 			}
 			pb.Filter = true // Plasm's predicate on a field: kept on the host
@@ -209,7 +209,7 @@ func viewHave(cat *catalog.Catalog, entity, relation string) []string {
 	}
 	for _, n := range v.Nodes {
 		if n.ID == ro.Node {
-			return provided(cat.Capabilities[n.Capability])
+			return provided(cat.CapabilityNamed(n.Capability))
 		}
 	}
 	return nil
@@ -221,8 +221,8 @@ func viewHave(cat *catalog.Catalog, entity, relation string) []string {
 // get is compiled with.
 func (p *planner) getScoped(c cur, st *step, rel *catalog.Relation, h *plan.Hop) *abi.Error {
 	cat := c.ent.cat
-	gc := cat.Capabilities[rel.Materialize.Capability]
-	target := cat.Entities[rel.Target]
+	gc := cat.CapabilityNamed(rel.Materialize.Capability)
+	target := cat.EntityNamed(rel.Target)
 	if gc == nil || target == nil {
 		return errAt(st.p, abi.CodeCatalog, "relation "+st.name.text+" names unknown capability "+rel.Materialize.Capability, "")
 	}

@@ -28,8 +28,9 @@ type Catalog struct {
 	// Digest is the sha256 (hex) of the catalog's source files, set by the loader.
 	Digest string `json:"digest,omitempty"`
 
-	// capsOf is CapabilitiesOf's answer per entity, built by Freeze.
-	capsOf map[string][]*Capability
+	// idx answers name lookups and CapabilitiesOf once the catalog is
+	// frozen (names.go).
+	idx *catIndex
 }
 
 // Value is a named value domain.
@@ -63,6 +64,9 @@ type Entity struct {
 	// Implicit marks an entity read without any id (Plasm's
 	// implicit_request_identity: the request itself is the identity).
 	Implicit bool `json:"implicit_request_identity,omitempty"`
+
+	// idx answers FieldNamed and RelationNamed once the catalog is frozen.
+	idx *entIndex
 }
 
 // Field is one attribute of an entity.

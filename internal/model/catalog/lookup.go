@@ -20,16 +20,22 @@ func MethodLabel(c *Capability) string {
 // (Unavailable) are left out: they are neither taught nor planned.
 // The result is shared once the catalog is frozen: callers only read it.
 func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
-	if c.capsOf != nil {
-		return c.capsOf[entity]
+	if c.idx != nil {
+		if i := c.idx.capsOf.find(entity); i >= 0 {
+			return c.idx.capsOfVals[i]
+		}
+		return nil
 	}
 	return c.capabilitiesOf(entity)
 }
 
 // Freeze indexes the catalog's capabilities by entity, so CapabilitiesOf
 // (which the planner calls for almost every step) no longer walks and
-// sorts the whole capability map. The caller promises not to change
-// Capabilities, or any capability's Entity or Unavailable, afterwards: the
+// sorts the whole capability map, and indexes the names of entities,
+// capabilities, fields and relations for EntityNamed and its kin
+// (names.go). The caller promises not to change Entities, Capabilities, an
+// entity's Fields or Relations, or any capability's Entity or Unavailable,
+// afterwards: the
 // engine freezes each catalog once it is installed in an instance, where
 // nothing changes it until it is replaced. Host code, which edits
 // catalogs while loading them, does not freeze.
@@ -40,7 +46,9 @@ func (c *Catalog) Freeze() {
 			idx[cp.Entity] = slices.Clip(c.capabilitiesOf(cp.Entity))
 		}
 	}
-	c.capsOf = idx
+	x := c.buildIndex()
+	x.capsOf, x.capsOfVals = indexOf(idx)
+	c.idx = x
 }
 
 func (c *Catalog) capabilitiesOf(entity string) []*Capability {
@@ -67,8 +75,8 @@ func (c *Catalog) FirstOfKind(entity, kind string) *Capability {
 // GetCapability returns the capability used to read one row of entity:
 // primary_read when declared, else the first get.
 func (c *Catalog) GetCapability(entity string) *Capability {
-	if e := c.Entities[entity]; e != nil && e.PrimaryRead != "" {
-		if cp := c.Capabilities[e.PrimaryRead]; cp != nil && cp.Unavailable == "" {
+	if e := c.EntityNamed(entity); e != nil && e.PrimaryRead != "" {
+		if cp := c.CapabilityNamed(e.PrimaryRead); cp != nil && cp.Unavailable == "" {
 			return cp
 		}
 	}
