@@ -218,7 +218,7 @@ func (p *planner) fieldType(c cur, f string) string {
 	if fd == nil {
 		return ""
 	}
-	if v := c.ent.cat.Values[fd.ValueRef]; v != nil {
+	if v := c.ent.cat.ValueNamed(fd.ValueRef); v != nil {
 		return v.Type
 	}
 	return ""

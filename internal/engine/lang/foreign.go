@@ -16,7 +16,7 @@ import (
 
 // refTarget is the entity an entity_ref value domain points at, or "".
 func refTarget(cat *catalog.Catalog, valueRef string) string {
-	if v := cat.Values[valueRef]; v != nil && v.Type == "entity_ref" {
+	if v := cat.ValueNamed(valueRef); v != nil && v.Type == "entity_ref" {
 		return v.Target
 	}
 	return ""

@@ -13,7 +13,7 @@ import (
 
 // checkValue type-checks a literal against a value domain, when declared.
 func (p *planner) checkValue(cat *catalog.Catalog, ref string, v any, at pos, what string) *abi.Error {
-	dom := cat.Values[ref]
+	dom := cat.ValueNamed(ref)
 	if dom == nil || v == nil {
 		return nil
 	}

@@ -28,7 +28,7 @@ func (p *planner) checkTypedDepth(cat *catalog.Catalog, dom *catalog.Value, v an
 	if l, ok := v.([]any); ok {
 		item := dom
 		if dom.Type == "array" {
-			if item = cat.Values[dom.ItemsRef]; item == nil {
+			if item = cat.ValueNamed(dom.ItemsRef); item == nil {
 				return nil
 			}
 		}
@@ -67,7 +67,7 @@ func (p *planner) checkTypedDepth(cat *catalog.Catalog, dom *catalog.Value, v an
 			// object); the compiler spreads and checks it (cml.splatScope).
 			return nil
 		}
-		idDom := cat.Values[target.FieldNamed(target.IDField).ValueRef]
+		idDom := cat.ValueNamed(target.FieldNamed(target.IDField).ValueRef)
 		if idDom == nil {
 			return nil
 		}
@@ -139,7 +139,7 @@ func (p *planner) checkID(x ent, id any, at pos) *abi.Error {
 	}
 	// A whole number names a text id unambiguously (Issue(42) for "42");
 	// the reverse, text for a numeric id, is refused.
-	if dom := x.cat.Values[f.ValueRef]; dom != nil && (dom.Type == "string" || dom.Type == "uuid") {
+	if dom := x.cat.ValueNamed(f.ValueRef); dom != nil && (dom.Type == "string" || dom.Type == "uuid") {
 		if n, ok := id.(int64); ok {
 			return p.checkWholeID(x.name, n, at)
 		}

@@ -77,6 +77,8 @@ type catIndex struct {
 	entPtrs []*Entity
 	caps    nameIndex
 	capPtrs []*Capability
+	vals    nameIndex
+	valPtrs []*Value
 	// capsOf is CapabilitiesOf's answer per entity name.
 	capsOf     nameIndex
 	capsOfVals [][]*Capability
@@ -106,6 +108,7 @@ func (c *Catalog) buildIndex() *catIndex {
 	x := &catIndex{}
 	x.ents, x.entPtrs = indexOf(c.Entities)
 	x.caps, x.capPtrs = indexOf(c.Capabilities)
+	x.vals, x.valPtrs = indexOf(c.Values)
 	for _, e := range x.entPtrs {
 		if e != nil {
 			ei := &entIndex{}
@@ -135,6 +138,17 @@ func (c *Catalog) CapabilityNamed(name string) *Capability {
 	}
 	if i := c.idx.caps.find(name); i >= 0 {
 		return c.idx.capPtrs[i]
+	}
+	return nil
+}
+
+// ValueNamed is c.Values[name], from the index once c is frozen.
+func (c *Catalog) ValueNamed(name string) *Value {
+	if c.idx == nil {
+		return c.Values[name]
+	}
+	if i := c.idx.vals.find(name); i >= 0 {
+		return c.idx.valPtrs[i]
 	}
 	return nil
 }

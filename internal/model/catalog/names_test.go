@@ -12,6 +12,7 @@ func TestFrozenNamesMatchMaps(t *testing.T) {
 	c := &Catalog{
 		Entities:     map[string]*Entity{},
 		Capabilities: map[string]*Capability{},
+		Values:       map[string]*Value{"status": {Type: "select"}, "id": {Type: "string"}},
 	}
 	for i, n := range []string{"Issue", "Comment", "User", "Project", "Label", "Milestone", "PullRequest", "Repo", "Team", "X"} {
 		e := &Entity{Name: n, Fields: map[string]*Field{}, Relations: map[string]*Relation{}}
@@ -51,6 +52,11 @@ func TestFrozenNamesMatchMaps(t *testing.T) {
 	for _, n := range probes(caps) {
 		if got, want := c.CapabilityNamed(n), c.Capabilities[n]; got != want {
 			t.Errorf("CapabilityNamed(%q) = %p, map has %p", n, got, want)
+		}
+	}
+	for _, n := range probes([]string{"status", "id"}) {
+		if got, want := c.ValueNamed(n), c.Values[n]; got != want {
+			t.Errorf("ValueNamed(%q) = %p, map has %p", n, got, want)
 		}
 	}
 	for en, e := range c.Entities {
