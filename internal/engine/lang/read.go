@@ -511,16 +511,16 @@ func (p *planner) hydrate(c *cur, fields []string, at pos) *abi.Error {
 	}
 	gc := p.getCap(c.ent)
 	idf := idField(c.ent.e)
-	if gc == nil || idf == "" || !slices.Contains(c.have, idf) {
+	if gc == nil || idf == "" || !containsStr(c.have, idf) {
 		return nil
 	}
 	gets := provided(gc)
 	var missing []string
 	for _, f := range fields {
-		if c.ent.e.FieldNamed(f) == nil || slices.Contains(c.have, f) || slices.Contains(missing, f) {
+		if c.ent.e.FieldNamed(f) == nil || containsStr(c.have, f) || containsStr(missing, f) {
 			continue
 		}
-		if gets == nil || slices.Contains(gets, f) {
+		if gets == nil || containsStr(gets, f) {
 			missing = append(missing, f)
 		}
 	}

@@ -1,7 +1,5 @@
 package lang
 
-import "slices"
-
 // table maps names to values for the planner's label bookkeeping. A
 // program binds a handful of labels, and with so few a scan is cheaper
 // than a map: the Wasm guest has no hardware string hash, so every map
@@ -23,8 +21,30 @@ func (t *table[V]) find(k string) int {
 		}
 		return -1
 	}
-	return slices.Index(t.keys, k)
+	return indexStr(t.keys, k)
 }
+
+// indexStr is slices.Index for strings with the comparison written out:
+// in the Wasm guest a string == whose lengths agree calls runtime.memequal
+// and memeqbody, two guest calls for what are mostly names of a few bytes.
+func indexStr(ss []string, s string) int {
+	for i, x := range ss {
+		if len(x) != len(s) {
+			continue
+		}
+		j := 0
+		for j < len(s) && x[j] == s[j] {
+			j++
+		}
+		if j == len(s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// containsStr is slices.Contains for strings (see indexStr).
+func containsStr(ss []string, s string) bool { return indexStr(ss, s) >= 0 }
 
 // get returns the value for k, or the zero value and false.
 func (t *table[V]) get(k string) (V, bool) {
