@@ -7,7 +7,7 @@ import (
 
 // Header is the first 8 bytes of every module this package reads: the
 // magic number and binary format version 1.
-var Header = []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+const Header = "\x00asm\x01\x00\x00\x00"
 
 // Section is one section of a module as its framing gives it.
 type Section struct {
@@ -27,7 +27,7 @@ func (s Section) End() int { return s.Payload.Base + len(s.Payload.Buf) }
 // is). Only the framing is read: an id byte, a U32 size and that many
 // bytes; ids, their order and payloads are the caller's to check.
 func EachSection(module []byte, each func(Section) error) error {
-	if !bytes.HasPrefix(module, Header) {
+	if !bytes.HasPrefix(module, []byte(Header)) {
 		return fmt.Errorf("%w: no wasm 1 header at module byte 0", ErrMalformed)
 	}
 	r := NewReader(module, 0)

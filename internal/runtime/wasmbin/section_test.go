@@ -8,7 +8,7 @@ import (
 )
 
 func module(sections ...[]byte) []byte {
-	return bytes.Join(append([][]byte{Header}, sections...), nil)
+	return bytes.Join(append([][]byte{[]byte(Header)}, sections...), nil)
 }
 
 func TestEachSection(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // "memory") and the given raw data section payload; extra sections go
 // before it.
 func module(pages byte, data []byte, extra ...[]byte) []byte {
-	b := append([]byte(nil), wasmbin.Header...)
+	b := []byte(wasmbin.Header)
 	b = append(b, 5, 3, 1, 0, pages)                               // memory section: one memory, min pages
 	b = append(b, 7, 10, 1, 6, 'm', 'e', 'm', 'o', 'r', 'y', 2, 0) // export "memory"
 	for _, e := range extra {

@@ -5,7 +5,7 @@ import "github.com/plasmd/plasmd/internal/runtime/wasmbin"
 // A small module builder for tests: hand-assembled bytes, no toolchain.
 
 // header starts every module the tests build.
-var header = wasmbin.Header
+var header = []byte(wasmbin.Header)
 
 const (
 	tI32     = 0x7f

@@ -231,7 +231,7 @@ func Instrument(module []byte) ([]byte, error) {
 		}
 	}
 
-	out := append([]byte(nil), wasmbin.Header...)
+	out := []byte(wasmbin.Header)
 	emit := func(id byte, payload []byte) { out = wasmbin.AppendSection(out, id, payload) }
 	// Sections the meter needs that the module may lack are added in
 	// their place.
