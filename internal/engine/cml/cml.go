@@ -130,21 +130,29 @@ func (c *compiler) compile() (*abi.CompiledRequest, error) {
 
 	out := &abi.CompiledRequest{Method: c.method(transport), Page: state}
 
+	u, err := c.buildURL(base, baseQuery, state, loc)
+	if err != nil {
+		return nil, err
+	}
+	out.URL = u
 	// A next-page URL from a Link header or a response field replaces the
 	// whole URL: the backend encoded everything the next page needs in it.
+	// It must stay on the origin the first page went to (http_backend's,
+	// or that of an absolute URL in the path).
 	nextURL, _ := state[NextURLKey].(string)
 	if nextURL != "" && (loc == LocLinkHeader || loc == LocResponseNextURL) {
-		u, err := sameOrigin(origin, nextURL)
-		if err != nil {
-			return nil, c.fail("pagination may only follow URLs on the catalog's http_backend origin", "%v", err)
+		hint := "pagination may only follow URLs on the catalog's http_backend origin"
+		if c.absoluteLiteral() != "" {
+			hint = "pagination may only follow URLs on the origin of the list's first page"
 		}
-		out.URL = u.String()
-	} else {
-		u, err := c.buildURL(base, baseQuery, state, loc)
-		if err != nil {
-			return nil, err
+		if first, perr := url.Parse(u); perr == nil && first.Host != "" {
+			origin = first
 		}
-		out.URL = u
+		nu, err := sameOrigin(origin, nextURL)
+		if err != nil {
+			return nil, c.fail(hint, "%v", err)
+		}
+		out.URL = nu.String()
 	}
 
 	body, contentType, err := c.body(transport, state, loc)
@@ -174,6 +182,15 @@ func (c *compiler) compile() (*abi.CompiledRequest, error) {
 func (c *compiler) backend() (origin *url.URL, base, query string, err error) {
 	raw := c.cat.HTTPBackend
 	if raw == "" {
+		if abs := c.absoluteLiteral(); abs != "" {
+			// Every request of this mapping names its URL in full: the
+			// catalog needs no http_backend for it.
+			u, err := url.Parse(abs)
+			if err != nil {
+				return nil, "", "", c.fail("", "path URL %q: %v", abs, err)
+			}
+			return u, "", "", nil
+		}
 		return nil, "", "", c.fail("set http_backend in the catalog's domain.yaml", "catalog %q has no http_backend", c.cat.EntryID)
 	}
 	u, perr := url.Parse(raw)
@@ -204,6 +221,14 @@ func (c *compiler) buildURL(base, baseQuery string, state map[string]any, loc st
 	var b strings.Builder
 	b.WriteString(base)
 	for _, seg := range c.m.Path {
+		if abs := c.absoluteSegment(seg, state); abs != "" {
+			q, err := c.restart(&b, abs, seg)
+			if err != nil {
+				return "", err
+			}
+			baseQuery = q
+			continue
+		}
 		b.WriteByte('/')
 		switch seg.Type {
 		case "literal", "":

@@ -48,6 +48,9 @@ func Template(cat *catalog.Catalog, capability string) (t *request.Template, rea
 	for _, seg := range m.Path {
 		switch seg.Type {
 		case "literal", "":
+			if catalog.IsAbsoluteURL(seg.Value) {
+				return nil, "an absolute URL in the path"
+			}
 			t.Path = append(t.Path, request.Segment{Lit: seg.Value})
 		case "var":
 			if seg.Name == "" {

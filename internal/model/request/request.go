@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // MaxFill bounds the bytes of variable values one Fill substitutes; a
@@ -172,8 +173,11 @@ func (t *Template) writePath(b *strings.Builder, vars, state map[string]any, bud
 			v = state[s.Var] // a path variable the page state carries
 		}
 		text, ok := scalar(v)
-		if !ok || text == "" {
-			return false // absent, empty or not a plain scalar: the guest says why
+		if !ok || text == "" || catalog.IsAbsoluteURL(text) {
+			// Absent, empty or not a plain scalar: the guest says why. An
+			// absolute URL replaces the base, once its origin is checked
+			// against the catalog's: the guest's compiler does both.
+			return false
 		}
 		if *budget -= len(text); *budget < 0 {
 			return false

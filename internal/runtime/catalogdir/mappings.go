@@ -263,6 +263,11 @@ func (p *parser) segments(ctx string, n *yaml.Node) ([]catalog.Segment, []*yaml.
 			} else {
 				// An empty literal is meaningful: it makes a trailing slash.
 				seg.Value, _ = p.str(o.sub("value"), o.val("value"))
+				// An absolute URL names the request's URL and declares its
+				// origin (catalog.DeclaredURLs), so it must name one.
+				if _, ok := catalog.Origin(seg.Value); catalog.IsAbsoluteURL(seg.Value) && !ok {
+					p.errorf(o.val("value"), "%s.value: %q is not a plain absolute http(s) URL (a host, no user info)", sctx, seg.Value)
+				}
 			}
 			nodes = append(nodes, nil)
 		case "var":

@@ -18,8 +18,9 @@ type Registry struct {
 	ids     []string
 }
 
-// NewRegistry indexes catalogs. Every catalog with an http_backend gets that
-// origin as its only allowed egress destination.
+// NewRegistry indexes catalogs. A catalog's allowed egress destinations are
+// the origins it declares (catalog.DeclaredURLs): its http_backend, its
+// token_url, and absolute URLs written in its mappings' paths.
 func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 	r := &Registry{byID: map[string]*catalog.Catalog{}, alias: map[string]string{}, origins: map[string][]egress.Origin{}}
 	for _, c := range cats {
@@ -41,6 +42,21 @@ func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 			o, err := egress.ParseOrigin(c.Auth.TokenURL)
 			if err != nil {
 				return nil, fmt.Errorf("registry: catalog %q: auth.token_url: %w", c.EntryID, err)
+			}
+			if !slices.Contains(r.origins[c.EntryID], o) {
+				r.origins[c.EntryID] = append(r.origins[c.EntryID], o)
+			}
+		}
+		// An absolute URL written in a mapping's path (hackernews's Algolia
+		// search) declares its origin; URLs that arrive in rows declare
+		// nothing (the compiler refuses those on other origins).
+		for _, u := range c.DeclaredURLs() {
+			if u == c.HTTPBackend || u == c.Auth.TokenURL {
+				continue
+			}
+			o, err := egress.ParseOrigin(u)
+			if err != nil {
+				return nil, fmt.Errorf("registry: catalog %q: mapping path URL: %w", c.EntryID, err)
 			}
 			if !slices.Contains(r.origins[c.EntryID], o) {
 				r.origins[c.EntryID] = append(r.origins[c.EntryID], o)
