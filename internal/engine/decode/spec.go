@@ -52,20 +52,13 @@ func Spec(cat *catalog.Catalog, capability, relation string) (*extract.Spec, *ab
 		return s, nil
 	}
 	if relation != "" {
-		rel := ent.Relations[relation]
-		switch {
-		case rel == nil:
-			s.Invalid = fmt.Sprintf("entity %s has no relation %q", ent.Name, relation)
-			return s, nil
-		case rel.Materialize.Kind != catalog.FromParentGet:
-			s.Invalid = fmt.Sprintf("relation %s.%s is %s, not embedded in the parent (%s)", ent.Name, rel.Name, rel.Materialize.Kind, catalog.FromParentGet)
+		path, target, invalid := embedded(cat, ent, relation)
+		if invalid != "" {
+			s.Invalid = invalid
 			return s, nil
 		}
-		if ent = cat.Entities[rel.Target]; ent == nil {
-			s.Invalid = fmt.Sprintf("relation %q targets unknown entity %q", relation, rel.Target)
-			return s, nil
-		}
-		s.Relation = &extract.Relation{Name: rel.Name, Path: rel.Materialize.Path}
+		ent = target
+		s.Relation = &extract.Relation{Name: relation, Path: path}
 	}
 	s.Columns = columnSpecs(cat, ent)
 	if f := ent.Fields[ent.IDField]; ent.IDField != "" && f != nil {

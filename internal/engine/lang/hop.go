@@ -22,6 +22,9 @@ func (p *planner) hop(c *cur, st *step) *abi.Error {
 		}
 		return err
 	}
+	if ok, err := p.embeddedHop(c, st, rel); ok {
+		return err
+	}
 	rn := st.name.text
 	target := c.ent.cat.EntityNamed(rel.Target)
 	if target == nil {

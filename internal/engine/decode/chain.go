@@ -1,0 +1,36 @@
+package decode
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
+// embedded resolves the relation a from_parent_get hop decodes, starting
+// at ent (the entity of the capability read): one relation name, or a
+// chain "summary.detail" of from_parent_get relations, each embedded in
+// the objects of the one before (Plasm's LangItem → LangSummary →
+// LangDetail). The chain's path is the steps' paths in order, so the last
+// relation's rows are found inside the parent's one answer. invalid says
+// why the relation cannot be decoded ("" when it can).
+func embedded(cat *catalog.Catalog, ent *catalog.Entity, relation string) (path []catalog.PathStep, target *catalog.Entity, invalid string) {
+	names := []string{relation}
+	if ent.Relations[relation] == nil && strings.Contains(relation, ".") {
+		names = strings.Split(relation, ".")
+	}
+	for _, name := range names {
+		rel := ent.Relations[name]
+		switch {
+		case rel == nil:
+			return nil, nil, fmt.Sprintf("entity %s has no relation %q", ent.Name, name)
+		case rel.Materialize.Kind != catalog.FromParentGet:
+			return nil, nil, fmt.Sprintf("relation %s.%s is %s, not embedded in the parent (%s)", ent.Name, name, rel.Materialize.Kind, catalog.FromParentGet)
+		}
+		if ent = cat.Entities[rel.Target]; ent == nil {
+			return nil, nil, fmt.Sprintf("relation %q targets unknown entity %q", name, rel.Target)
+		}
+		path = append(path, rel.Materialize.Path...)
+	}
+	return path, ent, ""
+}
