@@ -33,6 +33,12 @@ entities:
     fields:
       url: {value_ref: url, required: true}
       id: {value_ref: num}
+  Species:
+    id_field: name
+    fields:
+      name: {value_ref: text, required: true}
+    relations:
+      chain: {target: Chain, cardinality: one, description: declared only, as in pokeapi}
   Hit:
     id_field: id
     fields:
@@ -45,6 +51,7 @@ capabilities:
     parameters: [{name: set, value_ref: text}]
     provides: [url]
   chain_get: {kind: get, entity: Chain}
+  species_get: {kind: get, entity: Species}
   hit_search:
     kind: search
     entity: Hit
@@ -58,6 +65,9 @@ const absMappings = `chain_query:
 chain_get:
   method: GET
   path: [{type: literal, value: chain}, {type: var, name: id}, {type: literal, value: ""}]
+species_get:
+  method: GET
+  path: [{type: literal, value: species}, {type: var, name: id}, {type: literal, value: ""}]
 hit_search:
   method: GET
   path: [{type: literal, value: "%[2]s/api/v1/search"}]
@@ -127,6 +137,12 @@ func TestAbsoluteURLs(t *testing.T) {
 				map[string]any{"url": o.URL + "/chain/1/"},
 				map[string]any{"url": o.URL + "/chain/2/"},
 			}})
+		case r.URL.Path == "/species/pikachu/":
+			json.NewEncoder(w).Encode(map[string]any{"name": "pikachu", "chain": map[string]any{"url": o.URL + "/chain/10/"}})
+		case r.URL.Path == "/species/mew/":
+			json.NewEncoder(w).Encode(map[string]any{"name": "mew", "chain": map[string]any{"url": evil.URL + "/chain/151/"}})
+		case r.URL.Path == "/species/ditto/":
+			json.NewEncoder(w).Encode(map[string]any{"name": "ditto", "chain": nil})
 		case strings.HasPrefix(r.URL.Path, "/chain/"):
 			var n int
 			fmt.Sscanf(r.URL.Path, "/chain/%d/", &n)
@@ -156,7 +172,7 @@ func TestAbsoluteURLs(t *testing.T) {
 	srv := httptest.NewServer(app.Handler())
 	defer func() { srv.Close(); app.Close(context.Background()) }()
 	f := &fixture{app: app, srv: srv}
-	path := f.open(t, "twoorigins", "Chain", "Hit")
+	path := f.open(t, "twoorigins", "Chain", "Hit", "Species")
 
 	column := func(res []map[string]any, col string) string {
 		var got []string
@@ -196,7 +212,23 @@ func TestAbsoluteURLs(t *testing.T) {
 			t.Fatalf("ids %q", got)
 		}
 	})
+	t.Run("a reference embedded in a row, then its URL id", func(t *testing.T) {
+		// Plasm's declared-only cardinality-one relation: the target's id
+		// is read from the object under the relation's name.
+		api.reset()
+		res := f.runJSON(t, path, `Species("pikachu").chain[url,id]`)
+		if got := column(res, "id"); got != "10" {
+			t.Fatalf("ids %q", got)
+		}
+		if got := api.got(); len(got) != 3 || got[2] != "/chain/10/" {
+			t.Fatalf("http_backend got %v, want the species twice, then /chain/10/", got)
+		}
+		if got := column(f.runJSON(t, path, `Species("ditto").chain`), "url"); got != "" {
+			t.Fatalf("a null reference gave rows %q", got)
+		}
+	})
 	hostile := map[string]string{
+		"a reference's URL on an undeclared origin": `Species("mew").chain[url,id]`,
 		"a row's URL on an undeclared origin":       `Chain{set="bad"}[url,id]`,
 		"an argument's URL on an undeclared origin": fmt.Sprintf(`Chain(%q)[url,id]`, evil.URL+"/chain/9/"),
 		"a URL with user info":                      fmt.Sprintf(`Chain(%q)[url,id]`, strings.Replace(api.URL, "://", "://"+strings.TrimPrefix(evil.URL, "http://")+"@", 1)+"/chain/1/"),

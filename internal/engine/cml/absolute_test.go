@@ -142,3 +142,25 @@ func TestDeclaredOrigins(t *testing.T) {
 		t.Fatalf("DeclaredOrigins = %s, want %s", got, want)
 	}
 }
+
+// BenchmarkCompileURLID: a get whose id is a URL (pokeapi) beside the same
+// get with a plain id, the baseline; the URL costs a parse and the check
+// of its origin against the catalog's declared origins.
+func BenchmarkCompileURLID(b *testing.B) {
+	m := &catalog.Mapping{Path: []catalog.Segment{lit("evolution-chain"), pvar("id"), lit("")}}
+	cat := testCatalog(catalog.KindGet, m, catalog.Auth{})
+	for _, bc := range []struct{ name, id string }{
+		{"plain id", "5"},
+		{"URL id", "https://api.example.com/v1/evolution-chain/5/"},
+	} {
+		req := &abi.CompileRequest{Capability: "cap", Vars: map[string]any{"id": bc.id}}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, aerr := Compile(cat, req); aerr != nil {
+					b.Fatal(aerr)
+				}
+			}
+		})
+	}
+}

@@ -12,7 +12,9 @@ import (
 // chain "summary.detail" of from_parent_get relations, each embedded in
 // the objects of the one before (Plasm's LangItem → LangSummary →
 // LangDetail). The chain's path is the steps' paths in order, so the last
-// relation's rows are found inside the parent's one answer. invalid says
+// relation's rows are found inside the parent's one answer. A declared
+// cardinality-one relation counts as embedded under its own name
+// (catalog.EmbeddedPath). invalid says
 // why the relation cannot be decoded ("" when it can).
 func embedded(cat *catalog.Catalog, ent *catalog.Entity, relation string) (path []catalog.PathStep, target *catalog.Entity, invalid string) {
 	names := []string{relation}
@@ -21,16 +23,17 @@ func embedded(cat *catalog.Catalog, ent *catalog.Entity, relation string) (path 
 	}
 	for _, name := range names {
 		rel := ent.Relations[name]
-		switch {
-		case rel == nil:
+		if rel == nil {
 			return nil, nil, fmt.Sprintf("entity %s has no relation %q", ent.Name, name)
-		case rel.Materialize.Kind != catalog.FromParentGet:
+		}
+		steps, ok := cat.EmbeddedPath(ent.Name, name)
+		if !ok {
 			return nil, nil, fmt.Sprintf("relation %s.%s is %s, not embedded in the parent (%s)", ent.Name, name, rel.Materialize.Kind, catalog.FromParentGet)
 		}
 		if ent = cat.Entities[rel.Target]; ent == nil {
 			return nil, nil, fmt.Sprintf("relation %q targets unknown entity %q", name, rel.Target)
 		}
-		path = append(path, rel.Materialize.Path...)
+		path = append(path, steps...)
 	}
 	return path, ent, ""
 }

@@ -70,3 +70,23 @@ func (p *planner) embeddedHop(c *cur, st *step, rel *catalog.Relation) (handled 
 	c.set(id, tx, many, true, have)
 	return true, err
 }
+
+// refRelation is rel, or, for a relation declared without materialize
+// that Plasm follows as a reference embedded in the parent's object
+// (catalog.EmbeddedPath), the same relation embedded at that path: its
+// target rows are the objects under the relation's name in the parent's
+// get answer (the reference's id, and whatever else the backend embeds;
+// a projection of more reads the target's get). A relation a view
+// outputs, or any other declared-only relation, is left as it is.
+func (p *planner) refRelation(c *cur, st *step, rel *catalog.Relation) *catalog.Relation {
+	if rel.Materialize.Kind != "" || c.ent.cat == nil {
+		return rel
+	}
+	path, ok := c.ent.cat.EmbeddedPath(c.ent.name, st.name.text)
+	if !ok {
+		return rel
+	}
+	r := *rel
+	r.Materialize = catalog.Materialize{Kind: catalog.FromParentGet, Path: path}
+	return &r
+}

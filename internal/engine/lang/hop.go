@@ -22,6 +22,7 @@ func (p *planner) hop(c *cur, st *step) *abi.Error {
 		}
 		return err
 	}
+	rel = p.refRelation(c, st, rel)
 	if ok, err := p.embeddedHop(c, st, rel); ok {
 		return err
 	}

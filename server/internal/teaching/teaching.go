@@ -316,7 +316,12 @@ func materializable(cat *catalog.Catalog, ent *catalog.Entity, rel *catalog.Rela
 		return cp != nil && cp.Unavailable == ""
 	case "":
 		// Declared only, unless a view outputs it: then it is followed from
-		// the view's rows (when the view can run here).
+		// the view's rows (when the view can run here); or unless it is a
+		// reference embedded in the parent's object (catalog.EmbeddedPath),
+		// read like rows embedded in the parent's get.
+		if _, embedded := cat.EmbeddedPath(ent.Name, rel.Name); embedded {
+			return getCap(cat, ent) != nil
+		}
 		v, _ := cat.ViewRelation(ent.Name, rel.Name)
 		return v != nil && len(readCaps(cat, ent)) > 0
 	}

@@ -203,10 +203,15 @@ func TestPlasmFormsEndToEnd(t *testing.T) {
 	if cerr == nil || !strings.Contains(cerr.Message, "not executable here") {
 		t.Errorf("compiling a not-executable capability: %v", cerr)
 	}
-	// A relation declared without materialize is refused with a reason.
-	_, aerr := lang.Plan(&abi.PlanRequest{Program: sym("Note") + `("n1").author`, Symbols: m.Clone(), Entries: w.Exposure.Entries()}, cats)
-	if aerr == nil || !strings.Contains(aerr.Message, "not traversable") {
-		t.Errorf("following a declared-only relation: %v", aerr)
+	// A cardinality-one relation declared without materialize is, as in
+	// Plasm, a reference embedded in the parent's object: it is read from
+	// the note's get answer, under the relation's name.
+	pl, aerr := lang.Plan(&abi.PlanRequest{Program: sym("Note") + `("n1").author`, Symbols: m.Clone(), Entries: w.Exposure.Entries()}, cats)
+	if aerr != nil {
+		t.Fatalf("following a declared-only reference: %v", aerr)
+	}
+	if last := pl.Nodes[len(pl.Nodes)-1]; last.Hop == nil || last.Hop.Materialize != catalog.FromParentGet || last.Hop.Relation != "author" || last.Entity != "Person" {
+		t.Errorf("following a declared-only reference: last node %+v, want a from_parent_get hop to Person", last)
 	}
 }
 
