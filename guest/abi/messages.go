@@ -80,6 +80,9 @@ type DecodeRequest struct {
 	Headers    map[string]string `json:"headers,omitempty"`
 	// Relation, when set, decodes the rows of that from_parent_get relation
 	// of the capability's entity embedded in the body instead of the entity.
+	// It may be a chain "summary.detail": relations each embedded in the
+	// objects of the one before (catalog.EmbeddedPath), read at their
+	// paths joined, when the middle entity has no get of its own.
 	Relation string         `json:"relation,omitempty"`
 	Page     map[string]any `json:"page,omitempty"`
 	// RequestURL is the URL of the request this response answers (as
