@@ -42,7 +42,7 @@ entities:
   Hit:
     id_field: id
     fields:
-      id: {value_ref: text, required: true}
+      id: {value_ref: num, required: true}
       title: {value_ref: text}
 capabilities:
   chain_query:
@@ -120,7 +120,9 @@ func TestAbsoluteURLs(t *testing.T) {
 			return
 		}
 		json.NewEncoder(w).Encode(map[string]any{"hits": []any{
-			map[string]any{"id": "h1", "title": "about " + r.URL.Query().Get("query")},
+			// Algolia names a hit's id objectID (a string); Plasm's
+			// identity falls back to it.
+			map[string]any{"objectID": "8863", "title": "about " + r.URL.Query().Get("query")},
 		}})
 	})
 	api = newOrigin(t, func(o *origin, w http.ResponseWriter, r *http.Request) {
@@ -186,6 +188,9 @@ func TestAbsoluteURLs(t *testing.T) {
 		res := f.runJSON(t, path, `Hit~"rust"[id,title]`)
 		if got := column(res, "title"); got != "about rust" {
 			t.Fatalf("titles %q", got)
+		}
+		if got := rows(t, res[0])[0]["id"]; fmt.Sprint(got) != "8863" {
+			t.Fatalf("id %v (%T), want the objectID as a number", got, got)
 		}
 		if got := search.got(); len(got) != 1 || got[0] != "/api/v1/search?query=rust" {
 			t.Fatalf("search origin got %v", got)

@@ -63,6 +63,7 @@ func Spec(cat *catalog.Catalog, capability, relation string) (*extract.Spec, *ab
 	s.Columns = columnSpecs(cat, ent)
 	if f := ent.Fields[ent.IDField]; ent.IDField != "" && f != nil {
 		s.ScalarID = f.WirePath()
+		s.IDFallback = idFallback(s.Columns, ent.IDField, s.ScalarID)
 	}
 	if p := m.Pagination; p != nil && relation == "" {
 		s.Paging = pagingSpec(m, p)

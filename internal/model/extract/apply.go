@@ -132,6 +132,9 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		if a.abort != nil {
 			return nil, a.abort
 		}
+		if f := a.s.IDFallback; f != nil {
+			f.fillID(a.s.Columns, row, obj)
+		}
 		out.Table.Rows = append(out.Table.Rows, row)
 	}
 	if a.s.Relation == nil && a.s.Paging != nil {

@@ -55,6 +55,8 @@ type Spec struct {
 	// ScalarID is the wire path of the entity's id, which a bare string or
 	// number item fills (id feeds); empty means such items are refused.
 	ScalarID []string `json:"scalar_id,omitempty"`
+	// IDFallback, when set, fills a missing id from other keys (Plasm).
+	IDFallback *IDFallback `json:"id_fallback,omitempty"`
 	// Relation, when set, decodes the embedded rows of a from_parent_get
 	// relation found under each item.
 	Relation *Relation `json:"relation,omitempty"`
@@ -154,6 +156,12 @@ func (s *Spec) Validate() error {
 		}
 	}
 	v.path("scalar id", s.ScalarID)
+	if f := s.IDFallback; f != nil {
+		if f.Column < 0 || f.Column >= len(s.Columns) {
+			v.fail("id fallback column %d of %d", f.Column, len(s.Columns))
+		}
+		v.path("id fallback keys", f.Keys)
+	}
 	if r := s.Relation; r != nil {
 		v.text("relation", r.Name)
 		if len(r.Path) > MaxPath {
