@@ -30,6 +30,12 @@ func (c *compiler) absoluteSegment(seg catalog.Segment, state map[string]any) st
 			return seg.Value
 		}
 	case "var":
+		// Only a read follows a URL value: a write's path variable stays
+		// one escaped segment, so a row id or an argument cannot aim the
+		// tenant's credentials at another resource to change it.
+		if m := strings.ToUpper(c.m.Method); m != "" && m != "GET" {
+			return ""
+		}
 		v := c.req.Vars[seg.Name]
 		if v == nil {
 			v = state[seg.Name]
@@ -60,6 +66,10 @@ func (c *compiler) restart(b *strings.Builder, raw string, seg catalog.Segment) 
 			return "", c.fail(hintUndeclared, "path variable %q is a URL on %s, an origin catalog %q does not declare (it declares %s); nothing was sent",
 				seg.Name, origin, c.cat.EntryID, strings.Join(c.cat.DeclaredOrigins(), ", "))
 		}
+		if prefix := b.String(); !underPrefix(u, prefix) {
+			return "", c.fail("a URL in a path variable may only name a resource under the path the mapping builds up to it (pokeapi's ids are the very URL its get would call)",
+				"path variable %q is the URL %s, which is not under %s/; nothing was sent", seg.Name, u.Redacted(), prefix)
+		}
 	} else if err != nil || !ok {
 		return "", c.fail("write an absolute http(s) URL without user info", "path literal %q is not a plain absolute http(s) URL", raw)
 	}
@@ -83,4 +93,43 @@ func (c *compiler) absoluteLiteral() string {
 		}
 	}
 	return ""
+}
+
+// atHome reports whether raw is on the origin of the catalog's
+// http_backend, the only origin the catalog's credentials go to: another
+// origin it declares (a third-party search API written as an absolute URL
+// in a path) is called without them. The host refuses credentials
+// anywhere else too (egress.Client.Do); this keeps the compiled request
+// honest about what will be sent.
+func (c *compiler) atHome(raw string) bool {
+	home, ok := catalog.Origin(c.cat.HTTPBackend)
+	if !ok {
+		return false
+	}
+	o, ok := catalog.Origin(raw)
+	return ok && o == home
+}
+
+// underPrefix reports whether u lies under prefix, the URL a mapping has
+// built before its variable (http_backend and the literal segments
+// before it): same origin, its path continuing prefix's path after a
+// slash, and no "." or ".." segment (in any escaping), which a server
+// would resolve to somewhere else.
+func underPrefix(u *url.URL, prefix string) bool {
+	p, err := url.Parse(prefix)
+	if err != nil {
+		return false
+	}
+	uo, ok1 := catalog.Origin(u.String())
+	po, ok2 := catalog.Origin(prefix)
+	if !ok1 || !ok2 || uo != po {
+		return false
+	}
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		if dec, err := url.PathUnescape(seg); err != nil || dec == "." || dec == ".." {
+			return false
+		}
+	}
+	base := strings.TrimRight(p.EscapedPath(), "/") + "/"
+	return strings.HasPrefix(u.EscapedPath(), base)
 }

@@ -17,6 +17,7 @@ func TestAbsolutePath(t *testing.T) {
 	cases := []struct {
 		name    string
 		kind    string
+		method  string
 		path    []catalog.Segment
 		query   *catalog.Expr
 		backend *string
@@ -35,15 +36,39 @@ func TestAbsolutePath(t *testing.T) {
 		{name: "literal with user info", path: []catalog.Segment{lit("https://user:pw@hn.algolia.com/x")},
 			err: "not a plain absolute http(s) URL"},
 		{name: "url id on the backend origin", kind: catalog.KindGet,
-			path: []catalog.Segment{lit("api"), lit("v2"), lit("evolution-chain"), pvar("id"), lit("")},
+			path: []catalog.Segment{lit("evolution-chain"), pvar("id"), lit("")},
 			vars: map[string]any{"id": "https://api.example.com/v1/evolution-chain/5/"},
 			url:  "https://api.example.com/v1/evolution-chain/5/"},
+		{name: "url id outside the mapping's path", kind: catalog.KindGet,
+			path: []catalog.Segment{lit("evolution-chain"), pvar("id"), lit("")},
+			vars: map[string]any{"id": "https://api.example.com/v1/admin/users/alice"},
+			err:  "which is not under https://api.example.com/v1/evolution-chain/"},
+		{name: "url id outside http_backend's path", kind: catalog.KindGet,
+			path: []catalog.Segment{pvar("id")},
+			vars: map[string]any{"id": "https://api.example.com/admin"},
+			err:  "which is not under https://api.example.com/v1/"},
+		{name: "url id climbing out with dot segments", kind: catalog.KindGet,
+			path: []catalog.Segment{lit("items"), pvar("id")},
+			vars: map[string]any{"id": "https://api.example.com/v1/items/../../admin"},
+			err:  "not under"},
+		{name: "url id climbing out with escaped dot segments", kind: catalog.KindGet,
+			path: []catalog.Segment{lit("items"), pvar("id")},
+			vars: map[string]any{"id": "https://api.example.com/v1/items/%2e%2E/%2e%2e/admin"},
+			err:  "not under"},
+		{name: "a write's url value stays one segment", kind: catalog.KindDelete, method: "DELETE",
+			path: []catalog.Segment{lit("items"), pvar("id")},
+			vars: map[string]any{"id": "https://api.example.com/v1/items/5"},
+			url:  "https://api.example.com/v1/items/https:%2F%2Fapi.example.com%2Fv1%2Fitems%2F5"},
 		{name: "url id keeps following segments", kind: catalog.KindGet,
 			path: []catalog.Segment{lit("pokemon"), pvar("id"), lit("encounters")},
 			vars: map[string]any{"id": "https://api.example.com/v1/pokemon/1/"},
 			url:  "https://api.example.com/v1/pokemon/1/encounters"},
-		{name: "url id on an origin a literal declares", kind: catalog.KindGet,
+		{name: "url id on an origin a literal declares, off the mapping's path", kind: catalog.KindGet,
 			path: []catalog.Segment{pvar("id")},
+			vars: map[string]any{"id": "https://HN.algolia.com:443/api/v1/items/8"},
+			err:  "which is not under https://api.example.com/v1/"},
+		{name: "url id under a literal URL", kind: catalog.KindGet,
+			path: []catalog.Segment{lit("https://hn.algolia.com/api/v1"), pvar("id")},
 			vars: map[string]any{"id": "https://HN.algolia.com:443/api/v1/items/8"},
 			url:  "https://HN.algolia.com:443/api/v1/items/8"},
 		{name: "url id on an undeclared origin", kind: catalog.KindGet,
@@ -77,7 +102,7 @@ func TestAbsolutePath(t *testing.T) {
 			if kind == "" {
 				kind = catalog.KindQuery
 			}
-			m := &catalog.Mapping{Path: tc.path, Query: tc.query}
+			m := &catalog.Mapping{Path: tc.path, Query: tc.query, Method: tc.method}
 			cat := testCatalog(kind, m, catalog.Auth{})
 			// A second mapping declares hn.algolia.com for every case.
 			cat.Capabilities["search"] = &catalog.Capability{Name: "search", Kind: catalog.KindSearch, Entity: "Item"}
@@ -159,6 +184,40 @@ func BenchmarkCompileURLID(b *testing.B) {
 			for b.Loop() {
 				if _, aerr := Compile(cat, req); aerr != nil {
 					b.Fatal(aerr)
+				}
+			}
+		})
+	}
+}
+
+// TestCredentialsStayHome: a catalog's credentials go only to its
+// http_backend's origin. A third-party origin it declares with an
+// absolute URL in a path is called without them, by the compiler and by
+// the host's template filler alike.
+func TestCredentialsStayHome(t *testing.T) {
+	auth := catalog.Auth{Scheme: "api_key_query", Param: "key", Env: "DEMO_KEY"}
+	cases := []struct {
+		name     string
+		path     []catalog.Segment
+		withAuth bool
+	}{
+		{"home origin", []catalog.Segment{lit("items")}, true},
+		{"home origin written in full", []catalog.Segment{lit("https://API.example.com:443/v1/items")}, true},
+		{"third-party origin", []catalog.Segment{lit("https://search.thirdparty.example/q")}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cat := testCatalog(catalog.KindQuery, &catalog.Mapping{Path: tc.path}, auth)
+			got, aerr := Compile(cat, &abi.CompileRequest{EntryID: "demo", Capability: "cap"})
+			if aerr != nil {
+				t.Fatalf("compile: %v", aerr)
+			}
+			if (got.Auth != nil) != tc.withAuth {
+				t.Fatalf("%s: auth = %+v, want credentials %v", got.URL, got.Auth, tc.withAuth)
+			}
+			if tpl, _ := Template(cat, "cap"); tpl != nil {
+				if req, ok := tpl.Fill(nil, nil); ok && (req.Auth != nil) != tc.withAuth {
+					t.Fatalf("template %s: auth = %+v, want credentials %v", req.URL, req.Auth, tc.withAuth)
 				}
 			}
 		})

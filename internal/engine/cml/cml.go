@@ -170,8 +170,10 @@ func (c *compiler) compile() (*abi.CompiledRequest, error) {
 	if len(out.URL)+len(out.Body) > maxOutput {
 		return nil, c.fail("", "%v", errTooLarge)
 	}
-	if out.Auth, err = c.auth(); err != nil {
-		return nil, err
+	if c.atHome(out.URL) {
+		if out.Auth, err = c.auth(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -76,8 +76,10 @@ func Template(cat *catalog.Catalog, capability string) (t *request.Template, rea
 	if t.Headers, err = c.headers(""); err != nil {
 		return nil, "headers: " + err.Error()
 	}
-	if t.Auth, err = c.auth(); err != nil {
-		return nil, "auth: " + err.Error()
+	if abs := c.absoluteLiteral(); abs == "" || c.atHome(abs) {
+		if t.Auth, err = c.auth(); err != nil {
+			return nil, "auth: " + err.Error()
+		}
 	}
 	return t, ""
 }

@@ -232,7 +232,12 @@ func (c *Client) denied(reason string) {
 	}
 }
 
-// Do sends req if its origin is in allowed, injecting credentials from secrets.
+// Do sends req if its origin is in allowed, injecting credentials from
+// secrets. allowed[0] is the catalog's home origin (its http_backend's),
+// the only origin credentials are sent to: a catalog may declare other
+// origins (an absolute URL in a mapping's path, such as a third-party
+// search API), and the tenant's key must not go to them. A catalog
+// without a home lists the zero Origin first, which no URL has.
 func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Origin, secrets Secrets) (*Response, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
@@ -240,6 +245,10 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 	}
 	if err := c.check(u, allowed); err != nil {
 		return nil, err
+	}
+	if req.Auth != nil && !isHome(u, allowed) {
+		c.denied("credentials_origin")
+		return nil, fmt.Errorf("%w: credentials go only to the catalog's http_backend origin, not %s", ErrDenied, u.Redacted())
 	}
 	var secretValue string
 	if req.Auth != nil {
@@ -319,6 +328,12 @@ func checkAuth(a *abi.AuthDirective) error {
 	return fmt.Errorf("%w: unknown auth scheme %q", ErrDenied, a.Scheme)
 }
 
+// isHome reports whether u is on allowed[0], the home origin (see Do).
+func isHome(u *url.URL, allowed []Origin) bool {
+	o, err := originOf(u)
+	return err == nil && len(allowed) > 0 && allowed[0] == o
+}
+
 func (c *Client) check(u *url.URL, allowed []Origin) error {
 	o, err := originOf(u)
 	if err != nil {
@@ -371,9 +386,17 @@ func (c *Client) once(ctx context.Context, creq *abi.CompiledRequest, u *url.URL
 			if err := c.check(r.URL, allowed); err != nil {
 				return fmt.Errorf("redirect: %w", err)
 			}
-			// Credentials must not follow a redirect to a query string that
-			// the guest did not compile; headers are re-sent only to the
-			// same declared origin set, which check just enforced.
+			// net/http re-sends the first request's headers on a redirect;
+			// credentials may only reach the home origin (see Do), so a
+			// redirect elsewhere among the declared origins goes without
+			// them. An api_key_query key is in the first URL only, never in
+			// one the backend names.
+			if secret != "" && !isHome(r.URL, allowed) {
+				r.Header.Del("Authorization")
+				if creq.Auth.Scheme == "api_key_header" {
+					r.Header.Del(creq.Auth.Header)
+				}
+			}
 			return nil
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -705,5 +706,52 @@ func TestForbidden(t *testing.T) {
 		if forbidden(netip.MustParseAddr(s)) {
 			t.Errorf("%s forbidden", s)
 		}
+	}
+}
+
+// TestCredentialsOnlyHome: a catalog may declare origins besides its
+// http_backend's (an absolute URL in a mapping's path), but its
+// credentials go only to the home origin, allowed[0]: a request carrying
+// them elsewhere is refused before anything is sent, and a redirect from
+// home to another declared origin arrives without them.
+func TestCredentialsOnlyHome(t *testing.T) {
+	var mu sync.Mutex
+	var thirdSaw []string
+	third, thirdOrigin := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		thirdSaw = append(thirdSaw, r.Header.Get("X-Api-Key")+"|"+r.Header.Get("Authorization"))
+		mu.Unlock()
+		io.WriteString(w, "third")
+	})
+	home, homeOrigin := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "tok-123" {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		http.Redirect(w, r, third.URL+"/after", http.StatusFound)
+	})
+	allowed := []Origin{homeOrigin, thirdOrigin}
+	auth := &abi.AuthDirective{Scheme: "api_key_header", Header: "X-Api-Key", Secret: "TOKEN"}
+	c := newClient(t, Limits{Timeout: 5 * time.Second, MaxRedirects: 3})
+	sec := secrets{"TOKEN": "tok-123"}
+
+	_, err := c.Do(context.Background(), &abi.CompiledRequest{URL: third.URL + "/direct", Auth: auth}, allowed, sec)
+	if !errors.Is(err, ErrDenied) {
+		t.Fatalf("credentials to a third-party origin: err = %v, want ErrDenied", err)
+	}
+	resp, err := c.Do(context.Background(), &abi.CompiledRequest{URL: home.URL + "/start", Auth: auth}, allowed, sec)
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if string(resp.Body) != "third" {
+		t.Fatalf("body = %q, want the redirect's target", resp.Body)
+	}
+	if _, err := c.Do(context.Background(), &abi.CompiledRequest{URL: third.URL + "/plain"}, allowed, sec); err != nil {
+		t.Fatalf("a request without credentials to a declared origin: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"|", "|"}; !slices.Equal(thirdSaw, want) {
+		t.Fatalf("third-party origin saw credentials %q, want none twice", thirdSaw)
 	}
 }

@@ -35,6 +35,11 @@ func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 				return nil, fmt.Errorf("registry: catalog %q: http_backend: %w", c.EntryID, err)
 			}
 			r.origins[c.EntryID] = []egress.Origin{o}
+		} else {
+			// The home origin comes first (egress.Client.Do sends
+			// credentials there only); a catalog with no http_backend has
+			// none, which the zero Origin, matching no URL, stands for.
+			r.origins[c.EntryID] = []egress.Origin{{}}
 		}
 		// An oauth2_client_credentials token endpoint is a declared
 		// destination too: egress fetches tokens only from there.
