@@ -82,7 +82,7 @@ func checkModule(ctx context.Context, host *sandbox.Host, path string, stdout, s
 		fmt.Fprintf(stdout, "    %s %s\n", e.Name, e.Signature)
 	}
 	fmt.Fprintln(stdout, "  imports:")
-	for _, e := range ins.Imports {
+	for _, e := range once(ins.Imports) {
 		fmt.Fprintf(stdout, "    %s %s\n", e.Name, e.Signature)
 	}
 	if len(ins.Problems) == 0 {
@@ -90,10 +90,26 @@ func checkModule(ctx context.Context, host *sandbox.Host, path string, stdout, s
 		return true
 	}
 	fmt.Fprintln(stdout, "  problems:")
-	for _, p := range ins.Problems {
+	for _, p := range once(ins.Problems) {
 		fmt.Fprintf(stdout, "    - %s\n", p)
 	}
 	return false
+}
+
+// once drops repeats from l, keeping the first of each in order. A module
+// may import one function several times (Go's wasip1 runtime and its
+// syscall package each import fd_write), and each import of a function
+// the host lacks is a problem of its own; a report names each once.
+func once[T comparable](l []T) []T {
+	seen := make(map[T]bool, len(l))
+	out := l[:0:0]
+	for _, v := range l {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // addModules reads the module.wasm of every catalog in cats that declares

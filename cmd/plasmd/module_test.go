@@ -65,3 +65,48 @@ func TestModuleCheck(t *testing.T) {
 		t.Errorf("no file: exit %d", code)
 	}
 }
+
+// TestModuleCheckListsOnce: a module may import the same function more
+// than once (Go's wasip1 runtime and its syscall package each import
+// fd_write), and each import of an unknown function is a problem of its
+// own; the report names each import and each problem once.
+func TestModuleCheckListsOnce(t *testing.T) {
+	dir := t.TempDir()
+	// Two imports of env.bad ()->(): nothing else, so no memory export and
+	// no ABI exports either.
+	twice := filepath.Join(dir, "twice.wasm")
+	if err := os.WriteFile(twice, []byte("\x00asm\x01\x00\x00\x00"+
+		"\x01\x04\x01\x60\x00\x00"+
+		"\x02\x15\x02\x03env\x03bad\x00\x00\x03env\x03bad\x00\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		code int
+		line string // must appear, exactly once
+	}{
+		{"../../demo/catalogs/ledger/module.wasm", 0, "    wasi_snapshot_preview1.fd_write (i32,i32,i32,i32)->(i32)\n"},
+		{twice, 1, "    env.bad ()->()\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"module", "check", "--timeout", "30m", c.file}, &stdout, &stderr); code != c.code {
+			t.Fatalf("%s: exit %d, want %d\n%s%s", c.file, code, c.code, stdout.String(), stderr.String())
+		}
+		out := stdout.String()
+		if n := strings.Count(out, c.line); n != 1 {
+			t.Errorf("%s: %q listed %d times:\n%s", c.file, c.line, n, out)
+		}
+		seen := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "    ") {
+				if seen[l] {
+					t.Errorf("%s: %q listed twice:\n%s", c.file, l, out)
+				}
+				seen[l] = true
+			}
+		}
+		if c.code != 0 && !strings.Contains(out, "problems:") {
+			t.Errorf("%s: no problems listed:\n%s", c.file, out)
+		}
+	}
+}
