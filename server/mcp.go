@@ -299,9 +299,6 @@ func (a *App) toolContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 	if err != nil {
 		return toolError(err, nil), nil, nil
 	}
-	if a.cfg.MCPStateless {
-		canonicalRef(out)
-	}
 	meta := contextMeta(out)
 	text := out.Text
 	if in.Refresh && out.Wave != teaching.First {

@@ -289,8 +289,10 @@ func TestDeployAnnounced(t *testing.T) {
 }
 
 // TestMCPStateless: two --mcp-stateless replicas on one Redis. The intent
-// comes from the request's _meta, plasm_context answers the canonical ref,
-// and any connection to any replica runs, pages and reads with it; another
+// comes from the request's _meta; plasm_context and plasm_run name the
+// logical session by the same sN ref (minted in the tenant's stateless
+// scope, surfaces.md) and the same canonical session_handle, and any
+// connection to any replica runs, pages and reads with either; another
 // tenant cannot.
 func TestMCPStateless(t *testing.T) {
 	rs := redistest.Start(t)
@@ -308,7 +310,9 @@ func TestMCPStateless(t *testing.T) {
 	}
 	meta := res.Meta["plasm"].(map[string]any)
 	ref := meta["logical_session_ref"].(string)
-	if ref != meta["logical_session_id"] || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "`"+ref+"`") {
+	handle0 := meta["session_handle"].(string)
+	if !regexp.MustCompile(`^s\d+$`).MatchString(ref) || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "`"+ref+"`") ||
+		meta["teaching_uri"] != "plasm://session/"+ref+"/teaching" {
 		t.Fatalf("stateless ref %q, meta %v", ref, meta)
 	}
 	missing := call(t, ca, "plasm_context", map[string]any{"seeds": seedList("kanban:Issue")})
@@ -318,6 +322,16 @@ func TestMCPStateless(t *testing.T) {
 
 	cb := b.mcpClientAs(t, tokenA)
 	first := mustOK(t, runCall(t, cb, ref, "Issue[id]"))
+	// Both tools name the session alike (plasm_context once answered the
+	// logical id where plasm_run answered sN).
+	if refOf(first) != ref || first.meta["session_handle"] != handle0 || first.meta["logical_session_id"] != meta["logical_session_id"] {
+		t.Fatalf("plasm_run names the session %v, plasm_context %v", first.meta, meta)
+	}
+	for _, alt := range []string{handle0, meta["logical_session_id"].(string)} {
+		if o := mustOK(t, runCall(t, cb, alt, "Issue[id]")); refOf(o) != ref {
+			t.Fatalf("run by %s answered ref %q, want %q", alt, refOf(o), ref)
+		}
+	}
 	handle := first.meta["paging"].([]any)[0].(map[string]any)["handle"].(string)
 	if !regexp.MustCompile(`^s\d+_pg1$`).MatchString(handle) {
 		t.Fatalf("paging handle %q", handle)

@@ -6,16 +6,21 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // Canonical refs. A logical session's id (a UUID the store minted for the
-// tenant) is accepted wherever a logical_session_ref is: it needs no
-// transport, so it works from any connection and on any replica sharing
-// the store, and it is tenant-bound (another tenant's id reads as not
-// found). In --mcp-stateless mode plasm_context answers it instead of sN,
-// because a stateless request has no transport to number refs on.
+// tenant) is accepted wherever a logical_session_ref is, as its
+// session_handle is (core/handles.go): it needs no transport, so it works
+// from any connection and on any replica sharing the store, and it is
+// tenant-bound (another tenant's id reads as not found).
+//
+// Results name the session by its sN ref in every mode, the same from
+// plasm_context as from plasm / plasm_run (surfaces.md: the first line is
+// `sN`, and the canonical handle comes "besides sN"). A stateless request
+// has no transport session, so its refs are numbered in the tenant's
+// stateless scope (mcpSessions.id), which every replica on the same store
+// shares: the sN resolves on any of them.
 
 // resolveRef maps a logical_session_ref (sN on this transport, or a
 // canonical id) to the tenant's logical session id.
@@ -28,16 +33,6 @@ func (a *App) resolveRef(ctx context.Context, transport string, t *tenant.Tenant
 		return "", err
 	}
 	return l.ID, nil
-}
-
-// canonicalRef rewrites a plasm_context answer to name the logical session
-// by its canonical id: the ref in _meta and the first line of the text.
-func canonicalRef(out *core.ContextResult) {
-	short := "`" + out.Ref + "`"
-	if strings.HasPrefix(out.Text, short) {
-		out.Text = "`" + out.LogicalID + "`" + strings.TrimPrefix(out.Text, short)
-	}
-	out.Ref = out.LogicalID
 }
 
 // runRef is the ref a run's paging handles and short URIs are minted

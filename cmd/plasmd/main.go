@@ -125,7 +125,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
 	fs.StringVar(&c.credentials, "credentials", "", "per-principal upstream credentials file, AES-GCM encrypted under the base64 32-byte key in $PLASMD_CREDENTIALS_KEY")
 	fs.StringVar(&c.auditLog, "audit-log", "", "append audit records (mutations, review-gated runs, credential changes) to this JSON lines file")
-	fs.BoolVar(&c.stateless, "mcp-stateless", false, "serve MCP without transport sessions (any replica serves any request; intent from each request's _meta; refs are canonical ids; no notifications)")
+	fs.BoolVar(&c.stateless, "mcp-stateless", false, "serve MCP without transport sessions (any replica serves any request; intent from each request's _meta; refs sN shared by every replica; no notifications)")
 	fs.StringVar(&c.store, "store", "", "session store: empty keeps sessions in memory; redis://host:port/db shares them (and invalidations) with every replica on that Redis")
 }
 
