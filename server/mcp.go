@@ -165,6 +165,8 @@ func (a *App) newMCPServer() *mcp.Server {
 	s.AddReceivingMiddleware(a.rateLimitTools)
 	s.AddReceivingMiddleware(a.notifyMiddleware)
 	s.AddReceivingMiddleware(levelGuard)
+	// Outermost, so it sees the result every other middleware returns.
+	s.AddReceivingMiddleware(a.encodableResults)
 	mcp.AddTool(s, discoverTool(), a.toolDiscover)
 	mcp.AddTool(s, contextTool(), a.toolContext)
 	mcp.AddTool(s, planTool(), a.toolPlan)
