@@ -30,7 +30,7 @@ func (p *planner) keyedValue(v *value) (any, *abi.Error) {
 		if err == nil {
 			// The same checks as Entity(v) (planner.val): not empty, of
 			// the id field's type, a number written as it is sent.
-			err = p.checkID(x, lit, v.get.keys[0].val.p)
+			lit, err = p.checkID(x, lit, v.get.keys[0].val.p)
 		}
 		return lit, err
 	}

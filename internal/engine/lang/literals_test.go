@@ -61,7 +61,7 @@ func TestNumberTextAsWritten(t *testing.T) {
 		{program: `Comment{issue_id=-0}[id]`, line: 1, col: 18, msg: `got -0`, hint: `issue_id="-0"`},
 		{program: `Issue{votes=1.5}.limit(1)[id]`, line: 1, col: 13, msg: `got 1.5`},
 		// As written, these are the ids and numbers they name.
-		{program: `Issue(0)`, ok: `"args":{"id":0}`},
+		{program: `Issue(0)`, ok: `"args":{"id":"0"}`}, // the text it names (checkID)
 		{program: `Issue("-0")`, ok: `"args":{"id":"-0"}`},
 		{program: `Issue("1.0")`, ok: `"args":{"id":"1.0"}`},
 		{program: `Issue{votes=-0}.limit(1)[id]`, ok: `"value":0`},

@@ -357,7 +357,7 @@ func (p *planner) val(v *value) (any, *plan.ArgRef, *abi.Error) {
 		if err == nil && ref == nil {
 			// As for a read: no row has an empty id, and the backend
 			// would be asked for one; the id has the id field's type.
-			err = p.checkID(x, lit, v.get.id.p)
+			lit, err = p.checkID(x, lit, v.get.id.p)
 		}
 		return lit, ref, err
 	}

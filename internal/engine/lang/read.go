@@ -95,13 +95,24 @@ func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[
 		if err := set("id", v); err != nil {
 			return err
 		}
-		if err := p.checkID(x, args["id"], v.p); err != nil {
-			return err
+		lit, isLit := args["id"]
+		if isLit {
+			// The id as it is sent (checkID: 42 for a text id is "42").
+			id, err := p.checkID(x, lit, v.p)
+			if err != nil {
+				return err
+			}
+			args["id"] = id
 		}
 		if idf != "" && idf != "id" {
 			supplied[idf] = true
 			if usesVar(x.cat, run, idf) {
-				return set(idf, v)
+				if err := set(idf, v); err != nil {
+					return err
+				}
+				if isLit {
+					args[idf] = args["id"]
+				}
 			}
 		}
 		return nil

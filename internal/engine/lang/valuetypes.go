@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -126,23 +127,33 @@ func checkDate(dom *catalog.Value, v any, bad func(want, hint string) *abi.Error
 	return bad("a date", `write a date like "2024-05-01" or "2024-05-01T12:00:00Z"`)
 }
 
-// checkID checks a literal id against the type of the entity's id field.
-func (p *planner) checkID(x ent, id any, at pos) *abi.Error {
+// checkID checks a literal id against the type of the entity's id field
+// and returns the id to send. It owns the one coercion of an id: a whole
+// number names a row of an entity whose id is text unambiguously (Plasm
+// accepts Issue(42) for "42"), so it is handed on as that text, and the
+// slot that receives the row (a text parameter, a reference to the
+// entity) sees text, not a number its own check would refuse. The
+// reverse, text for a numeric id, is left to the id field's type check.
+func (p *planner) checkID(x ent, id any, at pos) (any, *abi.Error) {
 	if s, ok := id.(string); ok && s == "" {
 		// No row has an empty id; the request compiler refused it later
 		// as a catalog-compile failure with no line (Issue("")).
-		return errAt(at, abi.CodeType, x.name+" id is empty", "pass the id of a row: "+x.name+"(\"…\")")
+		return nil, errAt(at, abi.CodeType, x.name+" id is empty", "pass the id of a row: "+x.name+"(\"…\")")
 	}
 	f := x.e.FieldNamed(idField(x.e))
 	if f == nil || id == nil {
-		return nil
+		return id, nil
 	}
-	// A whole number names a text id unambiguously (Issue(42) for "42");
-	// the reverse, text for a numeric id, is refused.
 	if dom := x.cat.ValueNamed(f.ValueRef); dom != nil && (dom.Type == "string" || dom.Type == "uuid") {
 		if n, ok := id.(int64); ok {
-			return p.checkWholeID(x.name, n, at)
+			if err := p.checkWholeID(x.name, n, at); err != nil {
+				return nil, err
+			}
+			return strconv.FormatInt(n, 10), nil
 		}
 	}
-	return p.checkValue(x.cat, f.ValueRef, id, at, x.name+" id")
+	if err := p.checkValue(x.cat, f.ValueRef, id, at, x.name+" id"); err != nil {
+		return nil, err
+	}
+	return id, nil
 }
