@@ -126,9 +126,15 @@ func TestHostileSuiteNoGrowth(t *testing.T) {
 	round := func(r int) {
 		for _, hc := range pingHostileCases {
 			id := fmt.Sprintf("growth-%d-%s", r, hc.guest)
-			tn := testHost.Tenant(id, TenantSpec{Module: guestModule(t, hc.guest), Limits: hc.limits})
+			mod := guestModule(t, hc.guest)
+			tn := testHost.Tenant(id, TenantSpec{Module: mod, Limits: hc.limits})
 			if _, err := tn.Ping(ctx, []byte(hc.msg)); err == nil {
 				t.Fatalf("%s: hostile call succeeded", id)
+			}
+			if hc.limits.CallTimeout != 0 {
+				// The next call proves the tenant recovers, not that a
+				// loaded machine pings within the hostile call's 50 ms.
+				testHost.Tenant(id, TenantSpec{Module: mod, Limits: calm(hc.limits)})
 			}
 			if got, err := tn.Ping(ctx, []byte("ok")); err != nil || string(got) != "ok" {
 				t.Fatalf("%s: next call %q, %v", id, got, err)
@@ -148,7 +154,7 @@ func TestHostileSuiteNoGrowth(t *testing.T) {
 		for _, tc := range egressCases(b) {
 			tn := testHost.Tenant(fmt.Sprintf("growth-%d-egress-%s", r, tc.name), TenantSpec{Module: invoker, Limits: tc.limits})
 			env, done := b.env(t, tc.egress)
-			runEgressCase(t, b, tn, env, tc)
+			runEgressCase(t, b, tn, invoker, env, tc)
 			done()
 			tn.Close()
 		}
@@ -171,8 +177,11 @@ func TestHostileSuiteNoGrowth(t *testing.T) {
 		round(r)
 	}
 
+	// The wait ends as soon as the count settles; only a leak waits it out
+	// (five seconds were reachable under -race on a loaded machine, while
+	// closed connections' goroutines were still winding down).
 	const goroutineSlack = 4
-	if n := settleGoroutines(baseGoroutines+goroutineSlack, 5*time.Second); n > baseGoroutines+goroutineSlack {
+	if n := settleGoroutines(baseGoroutines+goroutineSlack, 2*time.Minute); n > baseGoroutines+goroutineSlack {
 		buf := make([]byte, 1<<16)
 		buf = buf[:runtime.Stack(buf, true)]
 		t.Errorf("goroutines: %d at baseline, %d after %d rounds\n%s", baseGoroutines, n, rounds, buf)
