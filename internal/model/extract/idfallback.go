@@ -39,9 +39,10 @@ func idValue(v any, typ string) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		if typ == "integer" {
-			if i, err := strconv.ParseInt(x, 10, 64); err == nil {
-				return i, true
-			}
+			// An integer id never takes other text: "abc" would be an id
+			// no get of the entity can answer.
+			i, err := strconv.ParseInt(x, 10, 64)
+			return i, err == nil
 		}
 		return x, true
 	case json.Number:

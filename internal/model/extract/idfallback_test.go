@@ -16,8 +16,8 @@ func TestIDFallback(t *testing.T) {
 	}{
 		{`{"objectID":"42"}`, int64(42)},
 		{`{"objectID":42}`, int64(42)},
-		{`{"objectID":"abc"}`, "abc"},
-		{`{"_id":null,"key":"k1","objectID":"9"}`, "k1"},
+		{`{"objectID":"abc"}`, nil}, // an integer id takes no other text
+		{`{"_id":null,"key":"k1","objectID":"9"}`, int64(9)},
 		{`{"uuid":true,"objectID":{"x":1}}`, nil},
 		{`{"title":"no id"}`, nil},
 	} {
