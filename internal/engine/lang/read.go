@@ -128,23 +128,7 @@ func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[
 		}
 		return args, refs, supplied, nil
 	}
-	var valid []string
-	if !compound {
-		valid = append(valid, "id")
-		if idf != "" && idf != "id" {
-			valid = append(valid, idf)
-		}
-	}
-	for _, k := range x.e.KeyVars {
-		if !slices.Contains(valid, k) {
-			valid = append(valid, k)
-		}
-	}
-	for _, pr := range keys.Parameters {
-		if !slices.Contains(valid, pr.Name) {
-			valid = append(valid, pr.Name)
-		}
-	}
+	valid := validKeys(x, keys, compound, idf)
 	for _, a := range s.keys {
 		k := a.key.text
 		if !slices.Contains(valid, k) {
@@ -179,6 +163,30 @@ func (p *planner) keyArgs(x ent, keys, run *catalog.Capability, s *source) (map[
 			"write "+x.name+"("+strings.Join(missing, "=…, ")+"=…)")
 	}
 	return args, refs, supplied, nil
+}
+
+// validKeys lists the keys Entity(k=v, …) may name, in the order a hint
+// offers them: the id (and the id field's own name) unless the key is
+// compound, the entity's key vars, then the parameters of keys.
+func validKeys(x ent, keys *catalog.Capability, compound bool, idf string) []string {
+	var valid []string
+	if !compound {
+		valid = append(valid, "id")
+		if idf != "" && idf != "id" {
+			valid = append(valid, idf)
+		}
+	}
+	for _, k := range x.e.KeyVars {
+		if !slices.Contains(valid, k) {
+			valid = append(valid, k)
+		}
+	}
+	for _, pr := range keys.Parameters {
+		if !slices.Contains(valid, pr.Name) {
+			valid = append(valid, pr.Name)
+		}
+	}
+	return valid
 }
 
 // requireGet checks that a get has every required parameter.
