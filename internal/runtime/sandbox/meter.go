@@ -110,17 +110,34 @@ var validated sync.Map // digest → struct{}
 // (Config.Meter) and it can be metered, else into the checked one, so
 // every module is one or the other.
 func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.CompiledModule, bool, error) {
-	if _, ok := screened.Load(digest); !ok {
+	screenOnce := func() error {
+		if _, ok := screened.Load(digest); ok {
+			return nil
+		}
 		if err := screen(wasm); err != nil {
-			return nil, false, err
+			return err
 		}
 		if len(wasm) >= memoMinBytes {
 			screened.Store(digest, struct{}{})
 		}
+		return nil
 	}
 	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
 	if h.mrt != nil && h.trusted(digest) {
-		metered, err := h.meter(ctx, digest, wasm)
+		// Bytes this executable metered before need neither the screen
+		// nor the rewrite (metermemo.go); Verify still reads them.
+		metered := h.remembered(digest, len(wasm))
+		var err error
+		if metered == nil {
+			if err = screenOnce(); err != nil {
+				return nil, false, err
+			}
+			if metered, err = h.meter(ctx, digest, wasm); err == nil {
+				if err := h.memo.store(digest, metered); err != nil {
+					h.log.Warn("meter memo not written", slog.String("module", digest[:12]), slog.Any("reason", err))
+				}
+			}
+		}
 		if err == nil {
 			cm, err := h.mrt.CompileModule(cctx, metered)
 			if err == nil {
@@ -137,8 +154,40 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 				slog.String("module", digest[:12]), slog.Any("reason", err))
 		}
 	}
+	// A module met in the memo was not screened in this process.
+	if err := screenOnce(); err != nil {
+		return nil, false, err
+	}
 	cm, err := h.rt.CompileModule(cctx, wasm)
 	return cm, false, err
+}
+
+// remembered returns digest's instrumented bytes if this process or, by
+// the memo on disk, an earlier run of this executable made them and they
+// pass wasmmeter.Verify now; else nil, and the caller meters afresh (and
+// the store after it replaces a bad entry).
+func (h *Host) remembered(digest string, size int) []byte {
+	if out, ok := meteredBytes.Load(digest); ok {
+		return out.([]byte)
+	}
+	out, err := h.memo.load(digest)
+	if err == nil && out != nil {
+		if err = wasmmeter.Verify(out); err != nil {
+			err = fmt.Errorf("%w: %w", errMemoCorrupt, err)
+		}
+	}
+	if err != nil {
+		h.log.Warn("meter memo ignored", slog.String("module", digest[:12]), slog.Any("reason", err))
+		return nil
+	}
+	if out == nil {
+		return nil
+	}
+	h.memo.hits.Add(1)
+	if size >= memoMinBytes {
+		meteredBytes.Store(digest, out)
+	}
+	return out
 }
 
 // meter instruments wasm, validates the original bytes (so no

@@ -125,6 +125,7 @@ type Host struct {
 	// metered modules (meter.go) and vrt, an interpreter, only validates
 	// their original bytes; both nil when metering is off.
 	mrt, vrt   wazero.Runtime
+	memo       *meterMemo // nil without a CacheDir
 	trusted    func(digest string) bool
 	meterTicks atomic.Uint64
 
@@ -239,6 +240,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 			return fail(err)
 		}
 		h.vrt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithMemoryLimitPages(uint32(pages)).WithDebugInfoEnabled(false))
+		h.memo = newMeterMemo(cfg.CacheDir, pages)
 	}
 
 	// No FS, env or args: the zero ModuleConfig grants none. Clocks are real

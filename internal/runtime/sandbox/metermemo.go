@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// The meter memo keeps, under Config.CacheDir, the instrumented bytes of
+// trusted modules this executable has screened, validated and rewritten,
+// so a later process (a one-shot MCP client starts one per call) skips
+// that work for them: it was ~40% of a warm start's CPU. It is keyed by
+// the module's digest, the executable's sha256 (so a new plasmd binary,
+// whose meter may write different bytes, never reads an old entry) and
+// the memory ceiling (wazero's validation depends on it). An entry carries
+// the sha256 of its bytes and is ignored unless they match; what it hands
+// back is still checked by wasmmeter.Verify before it is compiled, so a
+// wrong entry costs a re-instrumentation, never an unmetered guest. See
+// docs/decisions.md, "The meter's work is remembered across processes".
+
+// meterMemoDir is the subdirectory of Config.CacheDir the memo lives in.
+const meterMemoDir = "plasmd-meter-memo"
+
+// memoMagic starts every entry: the format's name and version.
+var memoMagic = []byte("plasmd-meter-memo-v1\n")
+
+// memoHeader is the magic followed by the sha256 of the bytes kept.
+var memoHeader = len(memoMagic) + sha256.Size
+
+// meterMemo is one Host's view of the memo; nil when there is no CacheDir.
+type meterMemo struct {
+	dir   string
+	pages uint64
+	// exe names the code that produced an entry: the executable's sha256.
+	// Tests replace it.
+	exe func() (string, error)
+	// hits and writes count entries used and written, for tests.
+	hits, writes atomic.Int64
+}
+
+// executableDigest is the sha256 of the running executable, hashed once
+// and only when a trusted module is first loaded with a CacheDir (~60 ms
+// of CPU for the 59 MB plasmd binary; 27 Nov 2026). The Go build ID
+// would be cheaper but is whatever -buildid says, so the bytes decide.
+var executableDigest = sync.OnceValues(func() (string, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find executable: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("open executable: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash executable %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+})
+
+func newMeterMemo(cacheDir string, pages uint64) *meterMemo {
+	if cacheDir == "" {
+		return nil
+	}
+	return &meterMemo{dir: filepath.Join(cacheDir, meterMemoDir), pages: pages, exe: executableDigest}
+}
+
+// path is the entry's file for digest, or an error when the executable
+// cannot be named (then nothing is read or written).
+func (m *meterMemo) path(digest string) (string, error) {
+	exe, err := m.exe()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(memoMagic)
+	var pages [8]byte
+	binary.LittleEndian.PutUint64(pages[:], m.pages)
+	h.Write(pages[:])
+	fmt.Fprintf(h, "%s\n%s\n", exe, digest)
+	return filepath.Join(m.dir, hex.EncodeToString(h.Sum(nil))), nil
+}
+
+var errMemoCorrupt = errors.New("meter memo entry corrupt")
+
+// load returns the instrumented bytes remembered for digest, or nil. A
+// missing entry is a plain miss; an unreadable or corrupt one is reported
+// so the caller can say so, and is replaced by the next store.
+func (m *meterMemo) load(digest string) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	path, err := m.path(digest)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read meter memo: %w", err)
+	}
+	if len(b) < memoHeader || !bytes.Equal(b[:len(memoMagic)], memoMagic) {
+		return nil, fmt.Errorf("%w: %s: bad header", errMemoCorrupt, filepath.Base(path))
+	}
+	out := b[memoHeader:]
+	if sum := sha256.Sum256(out); !bytes.Equal(sum[:], b[len(memoMagic):memoHeader]) {
+		return nil, fmt.Errorf("%w: %s: checksum mismatch", errMemoCorrupt, filepath.Base(path))
+	}
+	return out, nil
+}
+
+// store remembers out as digest's instrumented bytes: written to a
+// temporary file (0600) in the memo's directory (0700) and renamed into
+// place, so a reader sees a whole entry or none. There is no fsync: an
+// entry a crash leaves short fails its checksum and is written again.
+func (m *meterMemo) store(digest string, out []byte) (err error) {
+	if m == nil {
+		return nil
+	}
+	path, err := m.path(digest)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(m.dir, 0o700); err != nil {
+		return fmt.Errorf("meter memo: %w", err)
+	}
+	f, err := os.CreateTemp(m.dir, filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("meter memo: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	sum := sha256.Sum256(out)
+	for _, part := range [][]byte{memoMagic, sum[:], out} {
+		if _, err = f.Write(part); err != nil {
+			return fmt.Errorf("meter memo: %w", err)
+		}
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("meter memo: %w", err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("meter memo: %w", err)
+	}
+	m.writes.Add(1)
+	return nil
+}
