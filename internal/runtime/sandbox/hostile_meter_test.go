@@ -238,7 +238,9 @@ func TestUnmeterableFallsBackToChecks(t *testing.T) {
 	checkNoLeaks(t)
 	ctx := context.Background()
 	var logged strings.Builder
-	h, err := New(ctx, Config{CacheDir: testCacheDir, Spares: -1, Meter: MeterAll,
+	// A cache directory of its own: the shared one may hold a meter memo
+	// (metermemo.go) of this module, which would skip the refusing hook.
+	h, err := New(ctx, Config{CacheDir: t.TempDir(), Spares: -1, Meter: MeterAll,
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
+)
+
+// memoModule is a small hand-assembled module (no Go toolchain needed)
+// and its digest; the tests trust it with MeterAll.
+func memoModule(t *testing.T) ([]byte, string) {
+	t.Helper()
+	wasm := meterGuestWasm(meterHostiles["tight-loop"], false)
+	sum := sha256.Sum256(wasm)
+	return wasm, hex.EncodeToString(sum[:])
+}
+
+// countInstrument counts calls of instrument until the test ends.
+func countInstrument(t *testing.T) *atomic.Int64 {
+	var n atomic.Int64
+	instrument = func(b []byte) ([]byte, error) { n.Add(1); return wasmmeter.Instrument(b) }
+	t.Cleanup(func() { instrument = wasmmeter.Instrument })
+	return &n
+}
+
+// memoLoad makes a host on dir (setup may change its memo before the
+// module is loaded), loads wasm and returns whether it runs metered and
+// the memo's hit and write counts.
+func memoLoad(t *testing.T, dir string, meter func(string) bool, wasm []byte, setup func(*Host)) (metered bool, hits, writes int64) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := New(ctx, Config{CacheDir: dir, Spares: -1, Meter: meter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	if setup != nil {
+		setup(h)
+	}
+	m, err := h.Module(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := h.Tenant(t.Name(), TenantSpec{Module: m, Limits: DefaultLimits()})
+	defer tn.Close()
+	if got, err := tn.Ping(ctx, []byte("ok")); err != nil || string(got) != "ok" {
+		t.Fatalf("echo: %q, %v", got, err)
+	}
+	return m.Metered, h.memo.hits.Load(), h.memo.writes.Load()
+}
+
+func memoEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, meterMemoDir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// A second host on the same cache directory meters a trusted module from
+// the memo: no instrumentation, one hit; the entry is private.
+func TestMeterMemoAcrossHosts(t *testing.T) {
+	checkNoLeaks(t)
+	dir := t.TempDir()
+	wasm, _ := memoModule(t)
+	calls := countInstrument(t)
+
+	metered, hits, writes := memoLoad(t, dir, MeterAll, wasm, nil)
+	if !metered || hits != 0 || writes != 1 || calls.Load() != 1 {
+		t.Fatalf("first host: metered %v, hits %d, writes %d, instrumented %d", metered, hits, writes, calls.Load())
+	}
+	entries := memoEntries(t, dir)
+	if len(entries) != 1 {
+		t.Fatalf("memo entries %v, want one", entries)
+	}
+	for path, want := range map[string]os.FileMode{filepath.Dir(entries[0]): 0o700, entries[0]: 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %o", path, fi.Mode(), err, want)
+		}
+	}
+
+	metered, hits, writes = memoLoad(t, dir, MeterAll, wasm, nil)
+	if !metered || hits != 1 || writes != 0 || calls.Load() != 1 {
+		t.Fatalf("second host: metered %v, hits %d, writes %d, instrumented %d", metered, hits, writes, calls.Load())
+	}
+}
+
+// A corrupt entry is ignored, the module is metered afresh and the entry
+// rewritten, so the next host hits it.
+func TestMeterMemoCorruptIgnored(t *testing.T) {
+	checkNoLeaks(t)
+	wasm, _ := memoModule(t)
+	for _, tc := range []struct {
+		name    string
+		corrupt func([]byte) []byte
+	}{
+		{"empty", func([]byte) []byte { return nil }},
+		{"truncated header", func(b []byte) []byte { return b[:memoHeader-1] }},
+		{"truncated bytes", func(b []byte) []byte { return b[:len(b)-1] }},
+		{"flipped byte", func(b []byte) []byte { b[len(b)-5] ^= 1; return b }},
+		{"bad magic", func(b []byte) []byte { b[0] ^= 1; return b }},
+		{"bad checksum", func(b []byte) []byte { b[len(memoMagic)] ^= 1; return b }},
+		{"appended", func(b []byte) []byte { return append(b, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			calls := countInstrument(t)
+			memoLoad(t, dir, MeterAll, wasm, nil)
+			entries := memoEntries(t, dir)
+			if len(entries) != 1 {
+				t.Fatalf("memo entries %v, want one", entries)
+			}
+			good, err := os.ReadFile(entries[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(entries[0], tc.corrupt(bytes.Clone(good)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			metered, hits, writes := memoLoad(t, dir, MeterAll, wasm, nil)
+			if !metered || hits != 0 || writes != 1 || calls.Load() != 2 {
+				t.Fatalf("corrupt entry: metered %v, hits %d, writes %d, instrumented %d", metered, hits, writes, calls.Load())
+			}
+			if again, err := os.ReadFile(entries[0]); err != nil || !bytes.Equal(again, good) {
+				t.Fatalf("entry not rewritten: %v", err)
+			}
+			if _, hits, _ := memoLoad(t, dir, MeterAll, wasm, nil); hits != 1 {
+				t.Fatalf("rewritten entry not hit: hits %d", hits)
+			}
+		})
+	}
+}
+
+// Another executable (or the same one under another memory ceiling) keys
+// its own entries; an executable that cannot be hashed uses none.
+func TestMeterMemoKeyedByExecutable(t *testing.T) {
+	checkNoLeaks(t)
+	dir := t.TempDir()
+	wasm, _ := memoModule(t)
+	memoLoad(t, dir, MeterAll, wasm, nil)
+	other := func(h *Host) { h.memo.exe = func() (string, error) { return "another plasmd", nil } }
+	if metered, hits, writes := memoLoad(t, dir, MeterAll, wasm, other); !metered || hits != 0 || writes != 1 {
+		t.Fatalf("other executable: metered %v, hits %d, writes %d", metered, hits, writes)
+	}
+	if n := len(memoEntries(t, dir)); n != 2 {
+		t.Fatalf("%d memo entries, want one per executable", n)
+	}
+	if _, hits, _ := memoLoad(t, dir, MeterAll, wasm, other); hits != 1 {
+		t.Fatalf("other executable's own entry not hit: hits %d", hits)
+	}
+	ceiling := func(h *Host) { h.memo.pages /= 2 }
+	if _, hits, writes := memoLoad(t, dir, MeterAll, wasm, ceiling); hits != 0 || writes != 1 {
+		t.Fatalf("other ceiling: hits %d, writes %d", hits, writes)
+	}
+	unnamed := func(h *Host) { h.memo.exe = func() (string, error) { return "", errors.New("no executable") } }
+	if metered, hits, writes := memoLoad(t, dir, MeterAll, wasm, unnamed); !metered || hits != 0 || writes != 0 {
+		t.Fatalf("unhashable executable: metered %v, hits %d, writes %d", metered, hits, writes)
+	}
+}
+
+// A module the host does not trust is neither read from nor written to
+// the memo, even when an entry for it exists.
+func TestMeterMemoUntrustedUnaffected(t *testing.T) {
+	checkNoLeaks(t)
+	dir := t.TempDir()
+	wasm, _ := memoModule(t)
+	if metered, hits, writes := memoLoad(t, dir, nil, wasm, nil); metered || hits != 0 || writes != 0 {
+		t.Fatalf("untrusted: metered %v, hits %d, writes %d", metered, hits, writes)
+	}
+	if entries := memoEntries(t, dir); len(entries) != 0 {
+		t.Fatalf("untrusted module left memo entries %v", entries)
+	}
+	memoLoad(t, dir, MeterAll, wasm, nil) // trusted once: an entry now exists
+	if metered, hits, writes := memoLoad(t, dir, nil, wasm, nil); metered || hits != 0 || writes != 0 {
+		t.Fatalf("untrusted with an entry: metered %v, hits %d, writes %d", metered, hits, writes)
+	}
+}
+
+// An entry whose checksum is right but whose bytes are not metered (here
+// the original module) fails wasmmeter.Verify: it is refused, the module
+// is instrumented afresh and the entry replaced.
+func TestMeterMemoUnverifiedRefused(t *testing.T) {
+	checkNoLeaks(t)
+	dir := t.TempDir()
+	wasm, digest := memoModule(t)
+	if err := wasmmeter.Verify(wasm); err == nil {
+		t.Fatal("Verify accepts the unmetered module; the test proves nothing")
+	}
+	calls := countInstrument(t)
+	plant := func(h *Host) {
+		if err := h.memo.store(digest, wasm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metered, hits, writes := memoLoad(t, dir, MeterAll, wasm, plant)
+	if !metered || hits != 0 || writes != 2 || calls.Load() != 1 {
+		t.Fatalf("planted entry: metered %v, hits %d, writes %d (plant + rewrite), instrumented %d", metered, hits, writes, calls.Load())
+	}
+	var out []byte
+	check := func(h *Host) {
+		var err error
+		if out, err = h.memo.load(digest); err != nil || wasmmeter.Verify(out) != nil || bytes.Equal(out, wasm) {
+			t.Fatalf("entry not replaced by metered bytes: %v", err)
+		}
+	}
+	if _, hits, _ := memoLoad(t, dir, MeterAll, wasm, check); hits != 1 {
+		t.Fatalf("replaced entry not hit: hits %d", hits)
+	}
+}
