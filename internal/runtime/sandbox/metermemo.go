@@ -87,7 +87,14 @@ func (m *meterMemo) path(digest string) (string, error) {
 	binary.LittleEndian.PutUint64(pages[:], m.pages)
 	h.Write(pages[:])
 	fmt.Fprintf(h, "%s\n%s\n", exe, digest)
-	return filepath.Join(m.dir, hex.EncodeToString(h.Sum(nil))), nil
+	// One directory per executable, named by a prefix of its hash, so a
+	// store can drop the entries older binaries left (see store).
+	return filepath.Join(m.dir, exeDir(exe), hex.EncodeToString(h.Sum(nil))), nil
+}
+
+func exeDir(exe string) string {
+	sum := sha256.Sum256([]byte(exe))
+	return hex.EncodeToString(sum[:8])
 }
 
 var errMemoCorrupt = errors.New("meter memo entry corrupt")
@@ -132,10 +139,12 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(m.dir, 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("meter memo: %w", err)
 	}
-	f, err := os.CreateTemp(m.dir, filepath.Base(path)+".*.tmp")
+	m.prune(filepath.Base(dir))
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("meter memo: %w", err)
 	}
@@ -159,4 +168,21 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 	}
 	m.writes.Add(1)
 	return nil
+}
+
+// prune removes the entries of every other executable: each rebuilt
+// plasmd (or test binary) would otherwise leave megabytes behind for
+// good. Two binaries sharing a directory at once then keep dropping each
+// other's entries, which costs them the memo, never correctness. It runs
+// only on a store, i.e. when this executable missed.
+func (m *meterMemo) prune(keep string) {
+	dirs, err := os.ReadDir(m.dir)
+	if err != nil {
+		return
+	}
+	for _, d := range dirs {
+		if d.Name() != keep {
+			_ = os.RemoveAll(filepath.Join(m.dir, d.Name()))
+		}
+	}
 }

@@ -59,7 +59,7 @@ func memoLoad(t *testing.T, dir string, meter func(string) bool, wasm []byte, se
 
 func memoEntries(t *testing.T, dir string) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, meterMemoDir, "*"))
+	names, err := filepath.Glob(filepath.Join(dir, meterMemoDir, "*", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestMeterMemoAcrossHosts(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("memo entries %v, want one", entries)
 	}
-	for path, want := range map[string]os.FileMode{filepath.Dir(entries[0]): 0o700, entries[0]: 0o600} {
+	for path, want := range map[string]os.FileMode{filepath.Join(dir, meterMemoDir): 0o700, filepath.Dir(entries[0]): 0o700, entries[0]: 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: %v %v, want mode %o", path, fi.Mode(), err, want)
 		}
@@ -151,11 +151,15 @@ func TestMeterMemoKeyedByExecutable(t *testing.T) {
 	if metered, hits, writes := memoLoad(t, dir, MeterAll, wasm, other); !metered || hits != 0 || writes != 1 {
 		t.Fatalf("other executable: metered %v, hits %d, writes %d", metered, hits, writes)
 	}
-	if n := len(memoEntries(t, dir)); n != 2 {
-		t.Fatalf("%d memo entries, want one per executable", n)
+	// The first executable's entry was pruned: only the other's is left.
+	if entries := memoEntries(t, dir); len(entries) != 1 {
+		t.Fatalf("memo entries %v, want the other executable's only", entries)
 	}
 	if _, hits, _ := memoLoad(t, dir, MeterAll, wasm, other); hits != 1 {
 		t.Fatalf("other executable's own entry not hit: hits %d", hits)
+	}
+	if _, hits, writes := memoLoad(t, dir, MeterAll, wasm, nil); hits != 0 || writes != 1 {
+		t.Fatalf("first executable after its entry was pruned: hits %d, writes %d", hits, writes)
 	}
 	ceiling := func(h *Host) { h.memo.pages /= 2 }
 	if _, hits, writes := memoLoad(t, dir, MeterAll, wasm, ceiling); hits != 0 || writes != 1 {
