@@ -126,7 +126,11 @@ func underPrefix(u *url.URL, prefix string) bool {
 		return false
 	}
 	for _, seg := range strings.Split(u.EscapedPath(), "/") {
-		if dec, err := url.PathUnescape(seg); err != nil || dec == "." || dec == ".." {
+		// Servers differ on what else climbs: a decoded "/" or "\", a
+		// ";" parameter after "..", a second round of decoding. A URL
+		// value needs none of them.
+		dec, err := url.PathUnescape(seg)
+		if err != nil || dec == "." || dec == ".." || strings.ContainsAny(dec, "/\\;%") {
 			return false
 		}
 	}

@@ -236,8 +236,10 @@ func (c *Client) denied(reason string) {
 // secrets. allowed[0] is the catalog's home origin (its http_backend's),
 // the only origin credentials are sent to: a catalog may declare other
 // origins (an absolute URL in a mapping's path, such as a third-party
-// search API), and the tenant's key must not go to them. A catalog
-// without a home lists the zero Origin first, which no URL has.
+// search API), and the tenant's key must not go to them. allowed[1], when
+// present, is its token endpoint's origin, the only other origin client
+// credentials go to. A catalog without one of them lists the zero Origin
+// in its place, which no URL has.
 func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Origin, secrets Secrets) (*Response, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
@@ -386,15 +388,23 @@ func (c *Client) once(ctx context.Context, creq *abi.CompiledRequest, u *url.URL
 			if err := c.check(r.URL, allowed); err != nil {
 				return fmt.Errorf("redirect: %w", err)
 			}
-			// net/http re-sends the first request's headers on a redirect;
+			// net/http re-sends the first request's headers on a redirect,
+			// and names the URL it came from, query included, in Referer;
 			// credentials may only reach the home origin (see Do), so a
 			// redirect elsewhere among the declared origins goes without
-			// them. An api_key_query key is in the first URL only, never in
-			// one the backend names.
+			// them, and one whose URL carries the api_key_query parameter
+			// (a backend that keeps the query when it redirects) is refused.
 			if secret != "" && !isHome(r.URL, allowed) {
 				r.Header.Del("Authorization")
-				if creq.Auth.Scheme == "api_key_header" {
+				r.Header.Del("Referer")
+				switch creq.Auth.Scheme {
+				case "api_key_header":
 					r.Header.Del(creq.Auth.Header)
+				case "api_key_query":
+					if r.URL.Query().Has(creq.Auth.Param) {
+						c.denied("credentials_origin")
+						return fmt.Errorf("%w: redirect would carry the api key to %s", ErrDenied, r.URL.Host)
+					}
 				}
 			}
 			return nil

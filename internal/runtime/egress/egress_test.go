@@ -755,3 +755,47 @@ func TestCredentialsOnlyHome(t *testing.T) {
 		t.Fatalf("third-party origin saw credentials %q, want none twice", thirdSaw)
 	}
 }
+
+// TestQueryKeyStaysHome: an api_key_query key reaches no other origin on
+// a redirect, neither in Referer nor in a URL that keeps the query.
+func TestQueryKeyStaysHome(t *testing.T) {
+	var mu sync.Mutex
+	var thirdSaw []string
+	third, thirdOrigin := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		thirdSaw = append(thirdSaw, r.Header.Get("Referer")+"|"+r.URL.RawQuery)
+		mu.Unlock()
+		io.WriteString(w, "third")
+	})
+	home, homeOrigin := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		target := third.URL + "/after"
+		if r.URL.Path == "/keep-query" {
+			target += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, target, http.StatusFound)
+	})
+	allowed := []Origin{homeOrigin, thirdOrigin}
+	auth := &abi.AuthDirective{Scheme: "api_key_query", Param: "api_key", Secret: "TOKEN"}
+	c := newClient(t, Limits{Timeout: 5 * time.Second, MaxRedirects: 3})
+	sec := secrets{"TOKEN": "tok-123"}
+	if _, err := c.Do(context.Background(), &abi.CompiledRequest{URL: home.URL + "/start", Auth: auth}, allowed, sec); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	_, err := c.Do(context.Background(), &abi.CompiledRequest{URL: home.URL + "/keep-query", Auth: auth}, allowed, sec)
+	if !errors.Is(err, ErrDenied) {
+		t.Fatalf("a redirect keeping the key in its query: err = %v, want ErrDenied", err)
+	}
+	if strings.Contains(err.Error(), "tok-123") {
+		t.Fatalf("the refusal names the key: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, saw := range thirdSaw {
+		if strings.Contains(saw, "tok-123") {
+			t.Fatalf("third-party origin saw the key: %q", thirdSaw)
+		}
+	}
+	if len(thirdSaw) != 1 {
+		t.Fatalf("third-party origin got %d requests, want 1 (the redirect without the key)", len(thirdSaw))
+	}
+}

@@ -119,6 +119,14 @@ func (c *Client) credential(ctx context.Context, a *abi.AuthDirective, allowed [
 	if err := c.check(u, allowed); err != nil {
 		return "", fmt.Errorf("token_url: %w", err)
 	}
+	// Client credentials go only to the catalog's own token endpoint, the
+	// home origin or allowed[1] (see Do), never to another origin the
+	// catalog declares, whatever a directive rewritten by a vendor hook
+	// names.
+	if o, _ := originOf(u); !(len(allowed) > 0 && allowed[0] == o) && !(len(allowed) > 1 && allowed[1] == o) {
+		c.denied("credentials_origin")
+		return "", fmt.Errorf("%w: token_url %s is not the catalog's token endpoint origin", ErrDenied, o)
+	}
 	sum := sha256.Sum256([]byte(secret))
 	e := c.tokens.entry(tokenKey{a.TokenURL, id, hex.EncodeToString(sum[:]), strings.Join(a.Scopes, " ")})
 	e.mu.Lock()

@@ -109,6 +109,9 @@ func TestClientCredentialsRefusals(t *testing.T) {
 		want    string
 	}{
 		{"token origin not declared", []Origin{apiOrigin}, good, 0, ErrDenied, "token_url"},
+		// Declared, but as a third-party origin, not the token endpoint's
+		// slot (allowed[1]): a rewritten directive gets no credentials.
+		{"token origin declared but not the token endpoint", []Origin{apiOrigin, {}, tokOrigin}, good, 0, ErrDenied, "not the catalog's token endpoint"},
 		{"missing client secret", []Origin{apiOrigin, tokOrigin}, secrets{"CID": "client-1"}, 0, ErrSecret, "CSECRET"},
 		{"missing client id", []Origin{apiOrigin, tokOrigin}, secrets{"CSECRET": "s3cret-value"}, 0, ErrSecret, "CID"},
 		{"wrong credentials", []Origin{apiOrigin, tokOrigin}, secrets{"CID": "client-1", "CSECRET": "wrong"}, 0, ErrToken, "401"},

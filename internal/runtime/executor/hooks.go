@@ -38,6 +38,11 @@ func (r *run) compile(ctx context.Context, hooks *Hooks, req *abi.CompileRequest
 		return creq, nil
 	}
 	page := creq.Page
+	var auth *abi.AuthDirective
+	if creq.Auth != nil {
+		a := *creq.Auth
+		auth = &a
+	}
 	prepared, err := hooks.PrepareRequest(ctx, creq)
 	if err != nil {
 		return nil, fmt.Errorf("prepare_request %s: %w", req.Capability, err)
@@ -48,6 +53,12 @@ func (r *run) compile(ctx context.Context, hooks *Hooks, req *abi.CompileRequest
 	// Pagination state belongs to the engine: a module rewrites the wire
 	// request, not which page the executor thinks it fetched.
 	prepared.Page = page
+	// So do the credentials: the engine attached the catalog's auth only
+	// where it may go (its http_backend's origin); a module may drop it,
+	// never name another scheme, token endpoint or secret.
+	if prepared.Auth != nil {
+		prepared.Auth = auth
+	}
 	return prepared, nil
 }
 

@@ -16,10 +16,13 @@ import (
 )
 
 // TestSecretsScopedPerEntry: a catalog's prepare_request hook rewrites its
-// request to authenticate with a secret another catalog declares. The
-// executor resolves secrets through the scope of the entry it calls, so
-// the request is refused like a missing secret and the hook's backend
-// never sees the token; the catalog that declares it still uses it.
+// request to authenticate with a secret another catalog declares (or one
+// no catalog declares). The rewrite of the auth directive is not taken:
+// the request goes with its own catalog's credentials, the stolen secret
+// is never resolved, and the hook's backend never sees it; the catalog
+// that declares it still uses it. (Secrets are also resolved through the
+// scope of the entry called, which the vendor's own http host function
+// relies on: hostfuncs tests.)
 func TestSecretsScopedPerEntry(t *testing.T) {
 	const token = "ghp-tenant-token"
 	var mu sync.Mutex
@@ -77,15 +80,15 @@ func TestSecretsScopedPerEntry(t *testing.T) {
 				out.Auth = &abi.AuthDirective{Scheme: "bearer_token", Secret: stolen}
 				return &out, nil
 			}}}
-			_, err := x.Run(context.Background(), node("evil"), env)
-			var ue *egress.UndeclaredSecretError
-			if !errors.Is(err, egress.ErrSecret) || !errors.As(err, &ue) || ue.Catalog != "evil" || ue.Name != stolen {
-				t.Fatalf("err = %v, want catalog evil refused secret %s", err, stolen)
+			if _, err := x.Run(context.Background(), node("evil"), env); err != nil {
+				t.Fatalf("the hook's catalog, with its own credentials: %v", err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(seen["/evil"]) != 0 {
-				t.Fatalf("the hook's backend was called: %q", seen["/evil"])
+			for _, h := range seen["/evil"] {
+				if h != "Bearer evil" {
+					t.Fatalf("the hook's backend saw %q, want only its own catalog's key", seen["/evil"])
+				}
 			}
 		})
 	}

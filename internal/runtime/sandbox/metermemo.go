@@ -51,9 +51,15 @@ type meterMemo struct {
 // of CPU for the 59 MB plasmd binary; 27 Nov 2026). The Go build ID
 // would be cheaper but is whatever -buildid says, so the bytes decide.
 var executableDigest = sync.OnceValues(func() (string, error) {
-	path, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find executable: %w", err)
+	// /proc/self/exe opens the very file this process runs, even after a
+	// new binary was installed under its name; os.Executable's path would
+	// hash the new one, and this process's meter output would be stored
+	// under the new binary's key.
+	path := "/proc/self/exe"
+	if _, err := os.Stat(path); err != nil {
+		if path, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("find executable: %w", err)
+		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -140,6 +146,14 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 		return err
 	}
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(m.dir, 0o700); err != nil {
+		return fmt.Errorf("meter memo: %w", err)
+	}
+	// Nothing is written or pruned (prune deletes what it finds) through
+	// a symlink someone put at m.dir, which would reach another directory.
+	if fi, err := os.Lstat(m.dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("meter memo: %s is not a plain directory", m.dir)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("meter memo: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -218,5 +219,27 @@ func TestMeterMemoUnverifiedRefused(t *testing.T) {
 	}
 	if _, hits, _ := memoLoad(t, dir, MeterAll, wasm, check); hits != 1 {
 		t.Fatalf("replaced entry not hit: hits %d", hits)
+	}
+}
+
+// TestMeterMemoRefusesSymlinkedDir: a store never prunes through a
+// symlink planted at the memo directory, which would delete what the
+// link points at.
+func TestMeterMemoRefusesSymlinkedDir(t *testing.T) {
+	cache, victim := t.TempDir(), t.TempDir()
+	keep := filepath.Join(victim, "precious")
+	if err := os.WriteFile(keep, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(cache, meterMemoDir)); err != nil {
+		t.Skipf("symlinks: %v", err)
+	}
+	m := newMeterMemo(cache, 1)
+	m.exe = func() (string, error) { return strings.Repeat("ab", 32), nil }
+	if err := m.store(strings.Repeat("cd", 32), []byte("\x00asm")); err == nil {
+		t.Fatal("store through a symlinked memo directory succeeded")
+	}
+	if got, err := os.ReadDir(victim); err != nil || len(got) != 1 || got[0].Name() != "precious" {
+		t.Fatalf("the symlink's target changed: %v %v", got, err)
 	}
 }

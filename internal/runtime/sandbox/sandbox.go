@@ -158,6 +158,28 @@ type Host struct {
 	spareFailed atomic.Uint64
 }
 
+// applyDefaults fills in what cfg leaves to the host: observer, logger,
+// trust, clock and the spare-pool size.
+func (h *Host) applyDefaults(cfg Config) {
+	if h.obs == nil {
+		h.obs = NopObserver{}
+	}
+	h.log, h.noQuar, h.clock = cfg.Logger, cfg.noQuarantine, cfg.now
+	h.trusted = cfg.Meter
+	if h.trusted == nil {
+		h.trusted = TrustedEngine
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case h.spares == 0:
+		h.spares = DefaultSpares
+	case h.spares < 0:
+		h.spares = 0
+	}
+}
+
 // New creates the runtime and instantiates the WASI host module.
 func New(ctx context.Context, cfg Config) (*Host, error) {
 	ceiling := cfg.MaxMemoryBytes
@@ -189,23 +211,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		modules:  map[string]*moduleEntry{},
 		tenants:  map[string]*Tenant{},
 	}
-	if h.obs == nil {
-		h.obs = NopObserver{}
-	}
-	h.log, h.noQuar, h.clock = cfg.Logger, cfg.noQuarantine, cfg.now
-	h.trusted = cfg.Meter
-	if h.trusted == nil {
-		h.trusted = TrustedEngine
-	}
-	if h.log == nil {
-		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	switch {
-	case h.spares == 0:
-		h.spares = DefaultSpares
-	case h.spares < 0:
-		h.spares = 0
-	}
+	h.applyDefaults(cfg)
 	if cfg.CacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 		if err != nil {

@@ -42,16 +42,18 @@ func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 			r.origins[c.EntryID] = []egress.Origin{{}}
 		}
 		// An oauth2_client_credentials token endpoint is a declared
-		// destination too: egress fetches tokens only from there.
+		// destination too, and the second entry: egress fetches tokens
+		// only from the home origin or that one (the zero Origin when the
+		// catalog names none).
+		var tok egress.Origin
 		if c.Auth.TokenURL != "" {
 			o, err := egress.ParseOrigin(c.Auth.TokenURL)
 			if err != nil {
 				return nil, fmt.Errorf("registry: catalog %q: auth.token_url: %w", c.EntryID, err)
 			}
-			if !slices.Contains(r.origins[c.EntryID], o) {
-				r.origins[c.EntryID] = append(r.origins[c.EntryID], o)
-			}
+			tok = o
 		}
+		r.origins[c.EntryID] = append(r.origins[c.EntryID], tok)
 		// An absolute URL written in a mapping's path (hackernews's Algolia
 		// search) declares its origin; URLs that arrive in rows declare
 		// nothing (the compiler refuses those on other origins).
