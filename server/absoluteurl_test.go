@@ -1,20 +1,13 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/plasmd/plasmd/internal/model/catalog"
-	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
-	"github.com/plasmd/plasmd/server"
 )
 
 // absDomain is a catalog in the style of Plasm's hackernews and pokeapi:
@@ -154,26 +147,10 @@ func TestAbsoluteURLs(t *testing.T) {
 		}
 	})
 
-	dir := filepath.Join(t.TempDir(), "twoorigins")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{"domain.yaml": absDomain, "mappings.yaml": absMappings} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf(text, api.URL, search.URL)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := catalogdir.LoadPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := server.New(context.Background(), server.Config{CacheDir: testCacheDir()}, []*catalog.Catalog{cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(app.Handler())
-	defer func() { srv.Close(); app.Close(context.Background()) }()
-	f := &fixture{app: app, srv: srv}
+	f := catalogFixture(t, "twoorigins", map[string]string{
+		"domain.yaml":   fmt.Sprintf(absDomain, api.URL, search.URL),
+		"mappings.yaml": fmt.Sprintf(absMappings, api.URL, search.URL),
+	}, "")
 	path := f.open(t, "twoorigins", "Chain", "Hit", "Species")
 
 	column := func(res []map[string]any, col string) string {

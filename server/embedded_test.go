@@ -1,19 +1,11 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/plasmd/plasmd/internal/model/catalog"
-	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
-	"github.com/plasmd/plasmd/server"
 )
 
 // embedDomain is Plasm's language-matrix shape (LangItem → summary →
@@ -102,27 +94,7 @@ func TestEmbeddedRelations(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	})
-	dir := filepath.Join(t.TempDir(), "embed")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{"domain.yaml": embedDomain, "mappings.yaml": embedMappings} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := catalogdir.LoadPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat.HTTPBackend = api.URL
-	app, err := server.New(context.Background(), server.Config{CacheDir: testCacheDir()}, []*catalog.Catalog{cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(app.Handler())
-	defer func() { srv.Close(); app.Close(context.Background()) }()
-	f := &fixture{app: app, srv: srv}
+	f := catalogFixture(t, "embed", map[string]string{"domain.yaml": embedDomain, "mappings.yaml": embedMappings}, api.URL)
 	path := f.open(t, "embed", "Item")
 
 	values := func(res map[string]any, col string) string {

@@ -1,21 +1,14 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/plasmd/plasmd/internal/model/catalog"
-	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
-	"github.com/plasmd/plasmd/server"
 )
 
 // listShapeDomain and listShapeMappings are a catalog in the style of many
@@ -112,27 +105,7 @@ func TestListWithoutResponseShape(t *testing.T) {
 	}))
 	defer backend.Close()
 
-	dir := filepath.Join(t.TempDir(), "shapes")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{"domain.yaml": listShapeDomain, "mappings.yaml": listShapeMappings} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := catalogdir.LoadPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat.HTTPBackend = backend.URL
-	app, err := server.New(context.Background(), server.Config{CacheDir: testCacheDir()}, []*catalog.Catalog{cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(app.Handler())
-	defer func() { srv.Close(); app.Close(context.Background()) }()
-	f := &fixture{app: app, srv: srv}
+	f := catalogFixture(t, "shapes", map[string]string{"domain.yaml": listShapeDomain, "mappings.yaml": listShapeMappings}, backend.URL)
 	path := f.open(t, "shapes", "Planet", "Moon", "Comet")
 
 	tests := []struct {
