@@ -100,6 +100,19 @@ redis-server:
 		$$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends redis-server; \
 	}
 
+# rust-wasm installs Debian's Rust compiler with its wasm32 standard
+# library and linker for bench/'s BenchmarkRustWasm (the Go calibration
+# workloads written in Rust: what a guest costs when Go did not compile
+# it). rustup's toolchains usually carry only the host target and cannot
+# fetch another from these machines; the benchmark skips without one.
+.PHONY: rust-wasm
+rust-wasm:
+	@[ -d "$$(/usr/bin/rustc --print sysroot 2>/dev/null)/lib/rustlib/wasm32-unknown-unknown" ] || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "Debian's rustc with libstd-rust-dev-wasm32 is missing and apt-get is not available" >&2; exit 1; }; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends rustc libstd-rust-dev-wasm32 lld; \
+	}
+
 # diff runs the differential test at full size: generated programs over the
 # reference backend (every pagination style, REST and GraphQL) must answer
 # exactly as the oracle does, or be refused by the run budget. Seeded and
@@ -132,5 +145,5 @@ lint:
 # own module (bench/) so the main module never depends on Extism, which also
 # keeps it out of `make test` and `make bench` (./... stops at bench/go.mod).
 .PHONY: bench-extism
-bench-extism:
+bench-extism: rust-wasm
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem

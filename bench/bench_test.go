@@ -30,6 +30,7 @@ var (
 	plasmdEngine *sandbox.Module // the real embedded engine
 	plasmdPing   *sandbox.Module // testdata/plasmdping, the trivial guest
 	echoWasm     []byte          // testdata/extismecho
+	buildDir     string          // TestMain's temporary directory for built guests
 )
 
 // plasmd always runs guest calls under a deadline and a memory ceiling;
@@ -51,6 +52,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	buildDir = dir
 
 	echoWasm, err = buildGuest(dir, "extismecho")
 	if err != nil {

@@ -2,12 +2,11 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/plasmd/plasmd/bench/internal/gowork"
 )
@@ -20,37 +19,27 @@ var goworkWasm []byte
 
 var goworkFns = struct {
 	sync.Once
-	run map[bool]api.Function // by wazero's loop checks on
+	run map[wasmMode]api.Function
 	err error
 }{}
 
-// goworkRun returns the guest's gowork_run on a runtime with wazero's
-// optimizing compiler and its loop checks on or off (the engine runs
-// metered, between the two; see docs/decisions.md). The runtimes live for
-// the test binary.
-func goworkRun(tb testing.TB, checks bool) api.Function {
+func goworkRun(tb testing.TB, mode wasmMode) api.Function {
 	tb.Helper()
 	goworkFns.Do(func() {
-		ctx := context.Background()
-		goworkFns.run = map[bool]api.Function{}
-		for _, c := range []bool{false, true} {
-			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(c))
-			if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-				goworkFns.err = err
-				return
-			}
-			mod, err := rt.InstantiateWithConfig(ctx, goworkWasm, wazero.NewModuleConfig().WithStartFunctions("_initialize"))
+		goworkFns.run = map[wasmMode]api.Function{}
+		for _, m := range wasmModes {
+			mod, err := instantiateMode(context.Background(), goworkWasm, m.mode, true)
 			if err != nil {
-				goworkFns.err = err
+				goworkFns.err = fmt.Errorf("gowork %s: %w", m.name, err)
 				return
 			}
-			goworkFns.run[c] = mod.ExportedFunction("gowork_run")
+			goworkFns.run[m.mode] = mod.ExportedFunction("gowork_run")
 		}
 	})
 	if goworkFns.err != nil {
 		tb.Fatal(goworkFns.err)
 	}
-	return goworkFns.run[checks]
+	return goworkFns.run[mode]
 }
 
 func callGowork(tb testing.TB, fn api.Function, kind, n int) uint64 {
@@ -66,35 +55,29 @@ func callGowork(tb testing.TB, fn api.Function, kind, n int) uint64 {
 func TestGoWasmSame(t *testing.T) {
 	for kind, name := range gowork.Kinds {
 		want := gowork.Run(kind, goworkSizes[kind])
-		for _, checks := range []bool{false, true} {
-			if got := callGowork(t, goworkRun(t, checks), kind, goworkSizes[kind]); got != want {
-				t.Errorf("%s (loop checks %v): wasm %d, native %d", name, checks, got, want)
+		for _, m := range wasmModes {
+			if got := callGowork(t, goworkRun(t, m.mode), kind, goworkSizes[kind]); got != want {
+				t.Errorf("%s (%s): wasm %d, native %d", name, m.name, got, want)
 			}
 		}
 	}
 }
 
 // BenchmarkGoWasm runs ordinary Go workloads natively and as wasip1 under
-// wazero (loop checks off: what the code costs compiled to Wasm; on: plus
-// wazero's exit at every loop header). Their ratios are the yardstick for
+// wazero (no checks: what the code costs compiled to Wasm; checked: plus
+// wazero's exit at every loop header; metered: plus plasmd's meter, as
+// the server runs guests). Their ratios are the yardstick for
 // the engine's own: see docs/decisions.md "What Go compiled to Wasm costs".
 func BenchmarkGoWasm(b *testing.B) {
 	for kind, name := range gowork.Kinds {
 		n := goworkSizes[kind]
 		b.Run(name+"/native", func(b *testing.B) {
-			for b.Loop() {
-				gowork.Run(kind, n)
-			}
+			cpuLoop(b, func() { gowork.Run(kind, n) })
 		})
-		for _, v := range []struct {
-			name   string
-			checks bool
-		}{{"wasm", false}, {"wasm-checked", true}} {
+		for _, v := range wasmModes {
 			b.Run(name+"/"+v.name, func(b *testing.B) {
-				fn := goworkRun(b, v.checks)
-				for b.Loop() {
-					callGowork(b, fn, kind, n)
-				}
+				fn := goworkRun(b, v.mode)
+				cpuLoop(b, func() { callGowork(b, fn, kind, n) })
 			})
 		}
 	}
