@@ -6,15 +6,16 @@ import (
 	"strings"
 )
 
-// Address classes a resolved name may not reach. A catalog that declares
-// an IP literal reaches exactly that address (the operator loaded the
-// catalog and saw it); a name is resolved by whoever controls its DNS, so
-// its answers are checked: never link-local, metadata, unspecified or
-// multicast, and not the host's own networks (loopback, RFC 1918 private,
+// Address classes. A name is resolved by whoever controls its DNS, so its
+// answers are checked: never unspecified, multicast or broadcast; never
+// link-local or a cloud metadata address unless the operator names that
+// range; and not the host's own networks (loopback, RFC 1918 private,
 // CGNAT, IPv6 unique-local) unless the operator allows a range
 // (Limits.AllowPrivate, --egress-allow-private). Without this, a hosted
 // plasmd could be pointed at its own admin ports or internal services by
-// a DNS name resolving to 127.0.0.1 or 10.0.0.1.
+// a DNS name resolving to 127.0.0.1 or 10.0.0.1. An IP literal gets the
+// same checks (literal.go), except that the literal of a catalog's
+// http_backend or auth.token_url may be on the host's own networks.
 
 var (
 	cgnat = netip.MustParsePrefix("100.64.0.0/10")
@@ -23,7 +24,76 @@ var (
 	// nat64 embeds an IPv4 address in its low 32 bits; a DNS64 answer
 	// for 127.0.0.1 is 64:ff9b::7f00:1.
 	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// nat64Local is RFC 8215's local-use NAT64 prefix: where it embeds
+	// the IPv4 address depends on the length the site chose, so the
+	// whole range counts as the host's own networks.
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	linkLocal4 = netip.MustParsePrefix("169.254.0.0/16")
+	linkLocal6 = netip.MustParsePrefix("fe80::/10")
+	broadcast  = netip.MustParseAddr("255.255.255.255")
 )
+
+// metadataAddrs are the cloud metadata services, which hand out the
+// host's own credentials. Allowing a range around one does not open it:
+// only an allow entry naming the address itself does (see classOf).
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata
+}
+
+// addrClass is how egress treats an address.
+type addrClass int
+
+const (
+	classPublic addrClass = iota
+	// classPrivate is the host's own networks: reachable through a range
+	// the operator allows, or as a catalog's http_backend literal.
+	classPrivate
+	// classSensitive is link-local and metadata: reachable only through an
+	// allow entry no wider than the address's own range (classOf).
+	classSensitive
+	// classNever is unspecified, multicast and broadcast: nothing a
+	// backend can be, and 0.0.0.0 or :: connects to the local host.
+	classNever
+)
+
+// reached is the address a connection to a ends up at: an IPv4-mapped or
+// NAT64 address reaches the IPv4 address it embeds. The zone is dropped
+// (a literal with one is refused before this; see hostAddr).
+func reached(a netip.Addr) netip.Addr {
+	a = a.Unmap().WithZone("")
+	if a.Is6() && nat64.Contains(a) {
+		b := a.As16()
+		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	}
+	return a
+}
+
+// classOf classifies a reached address. For classSensitive it also
+// returns the widest prefix an allow entry may have to open it: the
+// link-local range, or the metadata address alone, so neither
+// 0.0.0.0/0 nor CGNAT's 100.64.0.0/10 opens a metadata service.
+func classOf(a netip.Addr) (addrClass, netip.Prefix) {
+	if a.IsUnspecified() || a.IsMulticast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a == broadcast {
+		return classNever, netip.Prefix{}
+	}
+	for _, m := range metadataAddrs {
+		if a == m {
+			return classSensitive, netip.PrefixFrom(a, a.BitLen())
+		}
+	}
+	if a.IsLinkLocalUnicast() {
+		if a.Is4() {
+			return classSensitive, linkLocal4
+		}
+		return classSensitive, linkLocal6
+	}
+	if private(a) {
+		return classPrivate, netip.Prefix{}
+	}
+	return classPublic, netip.Prefix{}
+}
 
 // ParsePrefixes reads --egress-allow-private values: CIDR prefixes or
 // single addresses.
@@ -44,31 +114,42 @@ func ParsePrefixes(specs []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// addrRefusal says why a resolved address may not be dialled ("" if it
-// may): "forbidden_address" for classes never reachable through a name,
+// addrRefusal says why an address may not be dialled ("" if it may):
+// "forbidden_address" for classes no allow entry opened,
 // "private_address" for the host's own networks outside allow.
 func addrRefusal(a netip.Addr, allow []netip.Prefix) string {
-	a = a.Unmap()
-	if a.Is6() && nat64.Contains(a) {
-		b := a.As16()
-		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	}
-	if forbidden(a) {
+	a = reached(a)
+	class, widest := classOf(a)
+	switch class {
+	case classNever:
 		return "forbidden_address"
-	}
-	if !private(a) {
-		return ""
-	}
-	for _, p := range allow {
-		if p.Contains(a) {
-			return ""
+	case classSensitive:
+		for _, p := range allow {
+			if p.Bits() >= widest.Bits() && p.Contains(a) {
+				return ""
+			}
 		}
+		return "forbidden_address"
+	case classPrivate:
+		for _, p := range allow {
+			if p.Contains(a) {
+				return ""
+			}
+		}
+		return "private_address"
 	}
-	return "private_address"
+	return ""
+}
+
+// forbidden reports the classes no range of the host's own networks
+// opens: link-local, metadata, unspecified, multicast, broadcast.
+func forbidden(a netip.Addr) bool {
+	class, _ := classOf(reached(a))
+	return class == classSensitive || class == classNever
 }
 
 // private reports the host's own networks: loopback, RFC 1918 and IPv6
-// unique-local (netip's IsPrivate), CGNAT and 0.0.0.0/8.
+// unique-local (netip's IsPrivate), CGNAT, 0.0.0.0/8 and local-use NAT64.
 func private(a netip.Addr) bool {
-	return a.IsLoopback() || a.IsPrivate() || cgnat.Contains(a) || thisNetwork.Contains(a)
+	return a.IsLoopback() || a.IsPrivate() || cgnat.Contains(a) || thisNetwork.Contains(a) || nat64Local.Contains(a)
 }

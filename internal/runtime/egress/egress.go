@@ -111,9 +111,15 @@ type Client struct {
 	// tokens caches OAuth client-credentials access tokens.
 	tokens tokenCache
 	// AllowPrivate are ranges of the host's own networks (loopback,
-	// private, CGNAT, unique-local) a resolved name may reach; declared IP
-	// literals need no entry (see addrs.go). Set before the first Do.
+	// private, CGNAT, unique-local) a resolved name or a declared IP
+	// literal other than a catalog's http_backend or token endpoint may
+	// reach; an entry no wider than a link-local range, or naming a
+	// metadata address, opens that too (addrs.go, literal.go). Set before
+	// the first Do.
 	AllowPrivate []netip.Prefix
+	// connect dials an address dial has checked; tests replace it to
+	// prove what would be dialled without dialling it.
+	connect func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // New returns a client with limits (zero fields take defaults).
@@ -139,7 +145,7 @@ func New(l Limits) *Client {
 	if l.MaxRetryWait <= 0 {
 		l.MaxRetryWait = d.MaxRetryWait
 	}
-	c := &Client{limits: l}
+	c := &Client{limits: l, connect: (&net.Dialer{}).DialContext}
 	c.resolver = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	}
@@ -164,39 +170,47 @@ func (c *Client) SetResolver(r func(ctx context.Context, host string) ([]netip.A
 // Close releases idle connections.
 func (c *Client) Close() { c.base.CloseIdleConnections() }
 
-type allowKey struct{}
-
 // dial resolves the host itself and refuses addresses a tenant may never
-// reach (link-local, cloud metadata, unspecified, multicast, and the host's
-// own networks outside Limits.AllowPrivate) unless the catalog declared
-// that very IP literal, so a DNS answer cannot smuggle a request to the
-// metadata service or the host's internal services.
+// reach (addrs.go), so a DNS answer cannot smuggle a request to the
+// metadata service or the host's internal services. An IP literal was
+// judged by check, which knows whose origin it is (literal.go); here it
+// still never reaches the classes no catalog opens.
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	declaredIP, _ := netip.ParseAddr(host)
-	declaredIP = declaredIP.Unmap()
+	literal, err := hostAddr(host)
+	if err != nil {
+		c.denied("forbidden_address")
+		return nil, fmt.Errorf("%w: %v", ErrDenied, err)
+	}
 	var addrs []netip.Addr
-	if declaredIP.IsValid() {
-		addrs = []netip.Addr{declaredIP}
+	if literal.IsValid() {
+		addrs = []netip.Addr{literal}
 	} else {
 		addrs, err = c.resolver(ctx, host)
 		if err != nil {
 			return nil, fmt.Errorf("%w: resolve %s: %v", ErrTransport, host, err)
 		}
 	}
-	var d net.Dialer
 	var lastErr error
 	for _, a := range addrs {
 		a = a.Unmap()
-		if reason := addrRefusal(a, c.AllowPrivate); reason != "" && a != declaredIP {
-			lastErr = fmt.Errorf("%w: %s resolves to %s, which a catalog reaches only by declaring that IP literal (or the operator by --egress-allow-private)", ErrDenied, host, a)
+		reason := addrRefusal(a, c.AllowPrivate)
+		if literal.IsValid() && reason == "private_address" {
+			reason = "" // check refused it unless it is home or allowed
+		}
+		if reason != "" {
+			hint := refusalHint(reason, a, false)
+			if reason == "private_address" {
+				hint = "an address on the host's own networks, which a name reaches only in a range the operator allows with --egress-allow-private"
+			}
+			lastErr = fmt.Errorf("%w: %s resolves to %s, %s", ErrDenied, host, a, hint)
 			c.denied(reason)
 			continue
 		}
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		conn, err := c.connect(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return conn, nil
 		}
@@ -206,24 +220,6 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		lastErr = fmt.Errorf("%w: %s has no address", ErrTransport, host)
 	}
 	return nil, lastErr
-}
-
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata
-}
-
-func forbidden(a netip.Addr) bool {
-	if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() {
-		return true
-	}
-	for _, m := range metadataAddrs {
-		if a == m {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *Client) denied(reason string) {
@@ -344,7 +340,7 @@ func (c *Client) check(u *url.URL, allowed []Origin) error {
 	}
 	for _, a := range allowed {
 		if a == o {
-			return nil
+			return c.checkLiteral(o, allowed)
 		}
 	}
 	c.denied("origin")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -96,6 +97,9 @@ func TestClientCredentialsRefusals(t *testing.T) {
 	tokSrv, tokOrigin := backend(t, f.token)
 	apiSrv, apiOrigin := backend(t, f.api)
 	c := newClient(t, Limits{})
+	// The third-party slot below is a loopback literal, which needs an
+	// allowed range (literal.go) before the token slot is even checked.
+	c.AllowPrivate = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	good := secrets{"CID": "client-1", "CSECRET": "s3cret-value"}
 	auth := func() *abi.AuthDirective {
 		return &abi.AuthDirective{Scheme: "oauth2_client_credentials", TokenURL: tokSrv.URL + "/token", ClientID: "CID", Secret: "CSECRET", Scopes: []string{"read", "write"}}

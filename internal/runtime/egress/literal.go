@@ -1,0 +1,167 @@
+package egress
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// IP-literal origins. A catalog's http_backend and auth.token_url are the
+// two lines an operator edits to point a catalog at their deployment, so
+// an IP literal there is dialled as declared even on the host's own
+// networks (the demo's loopback backend, a token server on 10.x). Every
+// other origin a catalog declares is written by the catalog's author
+// inside one of possibly hundreds of mappings, where the operator who
+// loads the catalog does not look; an IP literal there gets the checks a
+// DNS answer gets. No literal reaches link-local or metadata addresses
+// unless the operator names that range, and none reaches what no backend
+// can be (unspecified, multicast, broadcast), a zone id, or an IPv4
+// address in a form resolvers disagree on (2130706433, 0177.0.0.1,
+// 0x7f.1, 127.1). See docs/decisions.md, "IP-literal origins".
+
+// ErrUndialable is wrapped when an origin a catalog declares can never be
+// dialled: refused when the catalog loads or the server starts, rather
+// than on the first call.
+var ErrUndialable = errors.New("origin can never be dialled")
+
+// HostClass is what egress makes of an origin's host.
+type HostClass int
+
+// Host classes, from the least to the most guarded.
+const (
+	// HostName is a DNS name: its answers are checked when dialled.
+	HostName HostClass = iota
+	// HostPublic is an IP literal outside the ranges below.
+	HostPublic
+	// HostPrivate is an IP literal on the host's own networks: loopback,
+	// RFC 1918, CGNAT, unique-local, local-use NAT64.
+	HostPrivate
+	// HostSensitive is an IP literal that is link-local or a cloud
+	// metadata address.
+	HostSensitive
+)
+
+// ClassifyHost classifies an origin's host (as url.URL.Hostname returns
+// it: no brackets). IPv4-mapped and NAT64 addresses are classified by the
+// IPv4 address they reach. The error wraps ErrUndialable for a host no
+// configuration dials.
+func ClassifyHost(host string) (HostClass, error) {
+	a, err := hostAddr(host)
+	if err != nil || !a.IsValid() {
+		return HostName, err
+	}
+	switch class, _ := classOf(reached(a)); class {
+	case classNever:
+		return 0, fmt.Errorf("%w: %s is an unspecified, multicast or broadcast address, which no backend is", ErrUndialable, host)
+	case classSensitive:
+		return HostSensitive, nil
+	case classPrivate:
+		return HostPrivate, nil
+	}
+	return HostPublic, nil
+}
+
+// hostAddr parses host as an IP literal: the zero Addr for a DNS name,
+// an error wrapping ErrUndialable for a zone id or an IPv4 address in a
+// non-standard form.
+func hostAddr(host string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		if endsInNumber(host) {
+			return netip.Addr{}, fmt.Errorf("%w: host %q is an IPv4 address in a form resolvers read differently (decimal, octal, hex or shortened); write it as four decimal parts", ErrUndialable, host)
+		}
+		return netip.Addr{}, nil
+	}
+	if a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("%w: %s carries a zone id, which names one of this host's interfaces, not a backend", ErrUndialable, host)
+	}
+	return a, nil
+}
+
+// endsInNumber reports a host the WHATWG URL standard (and inet_aton)
+// reads as an IPv4 address: its last label, a trailing dot aside, is
+// decimal digits or 0x and hex digits. No DNS top-level label is.
+func endsInNumber(host string) bool {
+	host = strings.TrimSuffix(host, ".")
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if last == "" {
+		return false
+	}
+	digits := "0123456789"
+	if l := strings.ToLower(last); strings.HasPrefix(l, "0x") {
+		last, digits = l[2:], "0123456789abcdef"
+	}
+	return strings.Trim(last, digits) == ""
+}
+
+// CheckDeclared reports whether an origin a catalog declares, the URL
+// raw, can be dialled with allow as the operator's allowed ranges. home
+// says whether raw is on the origin of the catalog's http_backend or
+// auth.token_url, whose literals may be on the host's own networks. The
+// error wraps ErrUndialable; a name is never refused here (its answers
+// are checked when dialled).
+func CheckDeclared(raw string, home bool, allow []netip.Prefix) error {
+	o, err := ParseOrigin(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUndialable, err)
+	}
+	a, err := hostAddr(o.Host)
+	if err != nil || !a.IsValid() {
+		return err
+	}
+	if reason := literalRefusal(a, home, allow); reason != "" {
+		return fmt.Errorf("%w: %s: %s", ErrUndialable, o, refusalHint(reason, a, home))
+	}
+	return nil
+}
+
+// literalRefusal is addrRefusal for an IP-literal origin: a home
+// literal may be on the host's own networks.
+func literalRefusal(a netip.Addr, home bool, allow []netip.Prefix) string {
+	reason := addrRefusal(a, allow)
+	if home && reason == "private_address" {
+		return ""
+	}
+	return reason
+}
+
+// refusalHint says why a literal is refused and what would open it.
+func refusalHint(reason string, a netip.Addr, home bool) string {
+	r := reached(a)
+	class, widest := classOf(r)
+	switch {
+	case class == classNever:
+		return fmt.Sprintf("%s is an unspecified, multicast or broadcast address, which no backend is", a)
+	case class == classSensitive:
+		return fmt.Sprintf("%s reaches %s, a link-local or cloud metadata address, which egress dials only if the operator names it with --egress-allow-private (%s or narrower)", a, r, widest)
+	case reason == "private_address" && !home:
+		return fmt.Sprintf("%s reaches %s on the host's own networks; only a catalog's http_backend or auth.token_url literal is dialled there as declared, any other origin needs --egress-allow-private %s", a, r, r)
+	}
+	return reason
+}
+
+// homeOrigin reports whether o is allowed[0] or allowed[1], the catalog's
+// http_backend and token endpoint origins (see Client.Do).
+func homeOrigin(o Origin, allowed []Origin) bool {
+	return (len(allowed) > 0 && allowed[0] == o) || (len(allowed) > 1 && allowed[1] == o)
+}
+
+// checkLiteral refuses a request to an IP-literal origin the policy above
+// does not open; names pass (dial checks their answers).
+func (c *Client) checkLiteral(o Origin, allowed []Origin) error {
+	a, err := hostAddr(o.Host)
+	if err != nil {
+		c.denied("forbidden_address")
+		return fmt.Errorf("%w: %v", ErrDenied, err)
+	}
+	if !a.IsValid() {
+		return nil
+	}
+	home := homeOrigin(o, allowed)
+	if reason := literalRefusal(a, home, c.AllowPrivate); reason != "" {
+		c.denied(reason)
+		return fmt.Errorf("%w: %s: %s", ErrDenied, o, refusalHint(reason, a, home))
+	}
+	return nil
+}
