@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/plasmd/plasmd/server"
 )
 
 // absDomain is a catalog in the style of Plasm's hackernews and pokeapi:
@@ -147,10 +150,19 @@ func TestAbsoluteURLs(t *testing.T) {
 		}
 	})
 
-	f := catalogFixture(t, "twoorigins", map[string]string{
+	l, err := writeCatalog(t, "twoorigins", map[string]string{
 		"domain.yaml":   fmt.Sprintf(absDomain, api.URL, search.URL),
 		"mappings.yaml": fmt.Sprintf(absMappings, api.URL, search.URL),
-	}, "")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The search origin is a loopback literal in a mapping's path, which
+	// egress dials only inside an allowed range (TestIPLiteralOrigins).
+	f, err := serveCatalogs(t, server.Config{EgressAllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, l.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := f.open(t, "twoorigins", "Chain", "Hit", "Species")
 
 	column := func(res []map[string]any, col string) string {

@@ -61,8 +61,11 @@ type Config struct {
 	// Egress bounds backend calls.
 	Egress egress.Limits
 	// EgressAllowPrivate are ranges of the host's own networks (loopback,
-	// private, CGNAT, unique-local) a catalog's host name may resolve to;
-	// catalogs that declare an IP literal reach it without an entry.
+	// private, CGNAT, unique-local) a catalog's host name may resolve to,
+	// or an IP literal it declares other than its http_backend's or
+	// auth.token_url's may be in; an entry no wider than a link-local
+	// range, or naming a metadata address, opens that too. New refuses a
+	// catalog declaring a literal these ranges leave undialable.
 	EgressAllowPrivate []netip.Prefix
 	// EgressResolver, if set, replaces DNS for backend host names (tests
 	// simulate hostile answers with it).
@@ -180,6 +183,9 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 		cfg.Limits = sandbox.DefaultLimits()
 	}
 	if err := checkCatalogLimits(cfg.Tenants, catalogs); err != nil {
+		return nil, err
+	}
+	if err := checkDeclaredOrigins(catalogs, cfg.EgressAllowPrivate); err != nil {
 		return nil, err
 	}
 	meter, err := sandbox.TrustModules(cfg.MeteredModules...)

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -119,7 +120,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.Var(&c.envAllow, "env-allow", "with auth off, also read this environment variable: NAME for a catalog auth block that names it (PLASMD_* names need no flag), or NAME=catalog[,catalog] for any use those catalogs declare (repeatable)")
 	fs.IntVar(&c.maxRunning, "max-running", 0, "guest calls running at once across all tenants, shared fairly among them (0 = one per usable core: GOMAXPROCS as Go sets it, which follows a CPU quota; -1 = no bound)")
 	fs.Var(&c.metered, "metered-module", "run the vendor module whose `SHA256` (as plasmd module check prints it) is this metered, like the engine: 2-3x faster guest code, for modules you trust as much as your own code (repeatable)")
-	fs.Var(&c.allowPriv, "egress-allow-private", "let catalogs' host names resolve into this range of the host's own networks (loopback, private, CGNAT, unique-local), e.g. 10.0.0.0/8 (repeatable; IP-literal origins need none)")
+	fs.Var(&c.allowPriv, "egress-allow-private", "let catalogs' host names, and IP literals other than http_backend's and auth.token_url's, reach this range of the host's own networks (loopback, private, CGNAT, unique-local), e.g. 10.0.0.0/8; a range no wider than 169.254.0.0/16, or a metadata address itself, opens that too (repeatable)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text, or json: one object a line with tenant, logical session, run id and problem type")
 	fs.StringVar(&c.otlp, "otlp-endpoint", "", "export run traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); off when empty")
@@ -163,7 +164,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		log.Info("demo backend started", "url", srv.URL())
 	}
 	for _, dir := range c.catalogs {
-		loaded, err := loadCatalogs(dir)
+		loaded, err := loadCatalogs(dir, log)
 		if err != nil {
 			cleanup()
 			return nil, nil, err
@@ -211,21 +212,40 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 }
 
 // loadCatalogs accepts one catalog (a directory with domain.yaml, or a
-// .cgs.yaml file) or a directory of catalog directories.
-func loadCatalogs(path string) ([]*catalog.Catalog, error) {
+// .cgs.yaml file) or a directory of catalog directories. Warnings (an
+// IP-literal origin, a key Plasm tolerates) are logged, as `plasmd
+// catalog check` prints them, at most maxLoggedWarnings per catalog.
+func loadCatalogs(path string, log *slog.Logger) ([]*catalog.Catalog, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("--catalogs: %w", err)
 	}
+	var loaded []catalogdir.Loaded
 	if !st.IsDir() || fileExists(path+"/domain.yaml") {
-		c, err := catalogdir.LoadPath(path)
+		l, err := catalogdir.LoadPathReport(path)
 		if err != nil {
 			return nil, err
 		}
-		return []*catalog.Catalog{c}, nil
+		loaded = []catalogdir.Loaded{l}
+	} else if loaded, err = catalogdir.LoadAllReport(os.DirFS(path), "."); err != nil {
+		return nil, err
 	}
-	return catalogdir.LoadAll(os.DirFS(path), ".")
+	cats := make([]*catalog.Catalog, len(loaded))
+	for i, l := range loaded {
+		cats[i] = l.Catalog
+		for j, w := range l.Warnings {
+			if j == maxLoggedWarnings {
+				log.Warn("catalog has more warnings; run plasmd catalog check", "catalog", l.Catalog.EntryID, "warnings", len(l.Warnings))
+				break
+			}
+			log.Warn("catalog warning", "catalog", l.Catalog.EntryID, "warning", w.Error())
+		}
+	}
+	return cats, nil
 }
+
+// maxLoggedWarnings bounds the warnings logged per catalog at start.
+const maxLoggedWarnings = 20
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)

@@ -99,6 +99,8 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 		if s, ok := p.str("http_backend", v); ok {
 			if !isHTTPURL(s) {
 				p.errorf(v, "http_backend: %q is not an absolute http(s) URL", s)
+			} else {
+				p.declaredOrigin(v, "http_backend", s)
 			}
 			c.HTTPBackend = s
 		}
@@ -206,6 +208,8 @@ func (l *loader) parseAuth(p *parser, key, val *yaml.Node) {
 		a.TokenURL = o.name("token_url")
 		if a.TokenURL != "" && !isHTTPURL(a.TokenURL) {
 			p.errorf(o.val("token_url"), "auth.token_url: %q is not an absolute http(s) URL", a.TokenURL)
+		} else if a.TokenURL != "" {
+			p.declaredOrigin(o.val("token_url"), "auth.token_url", a.TokenURL)
 		}
 		a.ClientIDEnv = secretName(o, "client_id_env", "client_id_hosted_kv", false)
 		a.ClientSecretEnv = secretName(o, "client_secret_env", "client_secret_hosted_kv", false)
