@@ -10,8 +10,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The meter memo keeps, under Config.CacheDir, the instrumented bytes of
@@ -44,6 +47,10 @@ type meterMemo struct {
 	exe func() (string, error)
 	// hits and writes count entries used and written, for tests.
 	hits, writes atomic.Int64
+	// touched is set once this memo marked its directory used (touch).
+	touched atomic.Bool
+	// maxBytes is memoMaxBytes; tests lower it.
+	maxBytes int64
 }
 
 // executableDigest is the sha256 of the running executable, hashed once
@@ -77,7 +84,7 @@ func newMeterMemo(cacheDir string, pages uint64) *meterMemo {
 	if cacheDir == "" {
 		return nil
 	}
-	return &meterMemo{dir: filepath.Join(cacheDir, meterMemoDir), pages: pages, exe: executableDigest}
+	return &meterMemo{dir: filepath.Join(cacheDir, meterMemoDir), pages: pages, exe: executableDigest, maxBytes: memoMaxBytes}
 }
 
 // path is the entry's file for digest, or an error when the executable
@@ -94,7 +101,7 @@ func (m *meterMemo) path(digest string) (string, error) {
 	h.Write(pages[:])
 	fmt.Fprintf(h, "%s\n%s\n", exe, digest)
 	// One directory per executable, named by a prefix of its hash, so a
-	// store can drop the entries older binaries left (see store).
+	// store can drop the entries of binaries no longer used (see prune).
 	return filepath.Join(m.dir, exeDir(exe), hex.EncodeToString(h.Sum(nil))), nil
 }
 
@@ -130,6 +137,7 @@ func (m *meterMemo) load(digest string) ([]byte, error) {
 	if sum := sha256.Sum256(out); !bytes.Equal(sum[:], b[len(memoMagic):memoHeader]) {
 		return nil, fmt.Errorf("%w: %s: checksum mismatch", errMemoCorrupt, filepath.Base(path))
 	}
+	m.touch(path)
 	return out, nil
 }
 
@@ -157,7 +165,7 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("meter memo: %w", err)
 	}
-	m.prune(filepath.Base(dir))
+	m.prune(filepath.Base(dir), int64(memoHeader+len(out)))
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("meter memo: %w", err)
@@ -180,23 +188,106 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("meter memo: %w", err)
 	}
+	// Creating the file dated the directory (prune's "last used"); a
+	// rename over an old entry does too.
+	m.touched.Store(true)
 	m.writes.Add(1)
 	return nil
 }
 
-// prune removes the entries of every other executable: each rebuilt
-// plasmd (or test binary) would otherwise leave megabytes behind for
-// good. Two binaries sharing a directory at once then keep dropping each
-// other's entries, which costs them the memo, never correctness. It runs
-// only on a store, i.e. when this executable missed.
-func (m *meterMemo) prune(keep string) {
+// Bounds on the memo, which holds a directory per executable (~8 MB for
+// the engine and the demo's module). A store keeps its own directory and
+// the most recently used others within all three bounds; the rest go, so
+// rebuilt binaries leave nothing behind for good while two plasmd
+// binaries sharing one cache dir (a release and a development build, a
+// test binary) each keep their entries.
+const (
+	memoMaxExecutables = 4
+	memoMaxBytes       = 256 << 20
+	memoMaxAge         = 7 * 24 * time.Hour
+	// memoTmpAge is when a temporary file is taken for a crashed store's.
+	memoTmpAge = time.Hour
+)
+
+// exeUse is one executable's directory as prune sees it.
+type exeUse struct {
+	name  string
+	used  time.Time // the directory's mtime: touched by every store and by a process's first hit
+	bytes int64
+}
+
+// prune drops what the bounds above exclude, least recently used first,
+// counting incoming, the entry about to be stored, in keep's size; and
+// temporary files a crash left in keep. It never follows a symlink:
+// one found among the directories is removed as a link. It runs only on a
+// store, i.e. when this executable missed.
+func (m *meterMemo) prune(keep string, incoming int64) {
 	dirs, err := os.ReadDir(m.dir)
 	if err != nil {
 		return
 	}
+	now := time.Now()
+	var others []exeUse
+	kept := incoming // bytes of the directories kept so far, keep's first
 	for _, d := range dirs {
-		if d.Name() != keep {
-			_ = os.RemoveAll(filepath.Join(m.dir, d.Name()))
+		path := filepath.Join(m.dir, d.Name())
+		fi, err := os.Lstat(path)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			_ = os.RemoveAll(path) // a stray file or a symlink, never followed
+			continue
+		}
+		u := exeUse{name: d.Name(), used: fi.ModTime(), bytes: m.dirBytes(path, d.Name() == keep, now)}
+		if d.Name() == keep {
+			kept += u.bytes
+		} else {
+			others = append(others, u)
 		}
 	}
+	sort.Slice(others, func(i, j int) bool { return others[i].used.After(others[j].used) })
+	n := 1 // keep's
+	for _, u := range others {
+		if n < memoMaxExecutables && kept+u.bytes <= m.maxBytes && now.Sub(u.used) <= memoMaxAge {
+			n++
+			kept += u.bytes
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(m.dir, u.name))
+	}
+}
+
+// dirBytes is the size of the entries in dir; in the caller's own
+// directory it also removes temporary files older than memoTmpAge (a
+// concurrent store's are younger).
+func (m *meterMemo) dirBytes(dir string, own bool, now time.Time) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if own && strings.HasSuffix(e.Name(), ".tmp") && now.Sub(fi.ModTime()) > memoTmpAge {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+			continue
+		}
+		n += fi.Size()
+	}
+	return n
+}
+
+// touch marks this executable's directory used, once per memo, so a
+// binary that only reads the memo is not taken for a stale one by
+// another's prune.
+func (m *meterMemo) touch(entry string) {
+	if m.touched.Swap(true) {
+		return
+	}
+	now := time.Now()
+	_ = os.Chtimes(filepath.Dir(entry), now, now)
 }
