@@ -33,9 +33,10 @@ func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
 // (which the planner calls for almost every step) no longer walks and
 // sorts the whole capability map, and indexes the names of entities,
 // capabilities, fields and relations for EntityNamed and its kin
-// (names.go). The caller promises not to change Entities, Capabilities, an
-// entity's Fields or Relations, or any capability's Entity or Unavailable,
-// afterwards: the
+// (names.go), and lists the declared origins (origins.go). The caller
+// promises not to change Entities, Capabilities, an entity's Fields or
+// Relations, any capability's Entity or Unavailable, HTTPBackend,
+// Auth.TokenURL or a mapping's Path afterwards: the
 // engine freezes each catalog once it is installed in an instance, where
 // nothing changes it until it is replaced. Host code, which edits
 // catalogs while loading them, does not freeze.
@@ -48,6 +49,7 @@ func (c *Catalog) Freeze() {
 	}
 	x := c.buildIndex()
 	x.capsOf, x.capsOfVals = indexOf(idx)
+	x.origins = c.declaredOrigins()
 	c.idx = x
 }
 

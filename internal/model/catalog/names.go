@@ -82,6 +82,8 @@ type catIndex struct {
 	// capsOf is CapabilitiesOf's answer per entity name.
 	capsOf     nameIndex
 	capsOfVals [][]*Capability
+	// origins is DeclaredOrigins's answer (origins.go).
+	origins []string
 }
 
 // entIndex is a frozen entity's name index.

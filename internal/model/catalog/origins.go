@@ -87,19 +87,24 @@ func (c *Catalog) DeclaredURLs() []string {
 }
 
 // DeclaresOrigin reports whether origin (as Origin returns it) is the
-// origin of one of the catalog's DeclaredURLs.
+// origin of one of the catalog's DeclaredURLs. The compiler asks for
+// every URL value it follows (each row of pokeapi's URL ids), so a
+// frozen catalog answers from the list Freeze made once.
 func (c *Catalog) DeclaresOrigin(origin string) bool {
-	for _, u := range c.DeclaredURLs() {
-		if o, ok := Origin(u); ok && o == origin {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.DeclaredOrigins(), origin)
 }
 
 // DeclaredOrigins is the origins of DeclaredURLs, each once, in order;
-// URLs that name no origin are left out (the loader reports them).
+// URLs that name no origin are left out (the loader reports them). A
+// frozen catalog's answer is shared: callers only read it.
 func (c *Catalog) DeclaredOrigins() []string {
+	if c.idx != nil {
+		return c.idx.origins
+	}
+	return c.declaredOrigins()
+}
+
+func (c *Catalog) declaredOrigins() []string {
 	var out []string
 	for _, u := range c.DeclaredURLs() {
 		if o, ok := Origin(u); ok && !slices.Contains(out, o) {
