@@ -202,6 +202,8 @@ func TestLiteralOrigins(t *testing.T) {
 			resp, err := c.Do(context.Background(), &abi.CompiledRequest{URL: tt.url}, tt.allowed, secrets{})
 			if strings.HasPrefix(tt.name, "redirect") {
 				// Home answers, then the redirect is refused.
+				mu.Lock()
+				defer mu.Unlock()
 				if !errors.Is(err, ErrDenied) || len(hits) != 1 {
 					t.Fatalf("redirect to a mapping-path literal: err %v, backend saw %v", err, hits)
 				}
