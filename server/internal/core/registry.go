@@ -37,8 +37,10 @@ func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 			r.origins[c.EntryID] = []egress.Origin{o}
 		} else {
 			// The home origin comes first (egress.Client.Do sends
-			// credentials there only); a catalog with no http_backend has
-			// none, which the zero Origin, matching no URL, stands for.
+			// credentials there only, and trusts an IP literal on the
+			// host's own networks there and in the token slot only); a
+			// catalog with no http_backend has none, which the zero
+			// Origin, matching no URL, stands for.
 			r.origins[c.EntryID] = []egress.Origin{{}}
 		}
 		// An oauth2_client_credentials token endpoint is a declared
