@@ -31,6 +31,10 @@ var (
 	linkLocal4 = netip.MustParsePrefix("169.254.0.0/16")
 	linkLocal6 = netip.MustParsePrefix("fe80::/10")
 	broadcast  = netip.MustParseAddr("255.255.255.255")
+	// ipv4Compatible is RFC 4291's deprecated ::a.b.c.d form (:: and ::1
+	// aside), which some stacks still carry to the IPv4 address; no
+	// backend has one.
+	ipv4Compatible = netip.MustParsePrefix("::/96")
 )
 
 // metadataAddrs are the cloud metadata services, which hand out the
@@ -53,8 +57,9 @@ const (
 	// classSensitive is link-local and metadata: reachable only through an
 	// allow entry no wider than the address's own range (classOf).
 	classSensitive
-	// classNever is unspecified, multicast and broadcast: nothing a
-	// backend can be, and 0.0.0.0 or :: connects to the local host.
+	// classNever is unspecified, multicast, broadcast and IPv4-compatible
+	// IPv6: nothing a backend can be, and 0.0.0.0 or :: connects to the
+	// local host.
 	classNever
 )
 
@@ -75,7 +80,8 @@ func reached(a netip.Addr) netip.Addr {
 // link-local range, or the metadata address alone, so neither
 // 0.0.0.0/0 nor CGNAT's 100.64.0.0/10 opens a metadata service.
 func classOf(a netip.Addr) (addrClass, netip.Prefix) {
-	if a.IsUnspecified() || a.IsMulticast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a == broadcast {
+	if a.IsUnspecified() || a.IsMulticast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a == broadcast ||
+		(ipv4Compatible.Contains(a) && !a.IsLoopback()) {
 		return classNever, netip.Prefix{}
 	}
 	for _, m := range metadataAddrs {

@@ -53,7 +53,7 @@ func ClassifyHost(host string) (HostClass, error) {
 	}
 	switch class, _ := classOf(reached(a)); class {
 	case classNever:
-		return 0, fmt.Errorf("%w: %s is an unspecified, multicast or broadcast address, which no backend is", ErrUndialable, host)
+		return 0, fmt.Errorf("%w: %s is an unspecified, multicast, broadcast or IPv4-compatible address, which no backend is", ErrUndialable, host)
 	case classSensitive:
 		return HostSensitive, nil
 	case classPrivate:
@@ -132,7 +132,7 @@ func refusalHint(reason string, a netip.Addr, home bool) string {
 	class, widest := classOf(r)
 	switch {
 	case class == classNever:
-		return fmt.Sprintf("%s is an unspecified, multicast or broadcast address, which no backend is", a)
+		return fmt.Sprintf("%s is an unspecified, multicast, broadcast or IPv4-compatible address, which no backend is", a)
 	case class == classSensitive:
 		return fmt.Sprintf("%s reaches %s, a link-local or cloud metadata address, which egress dials only if the operator names it with --egress-allow-private (%s or narrower)", a, r, widest)
 	case reason == "private_address" && !home:

@@ -48,6 +48,8 @@ func TestClassifyHost(t *testing.T) {
 		{host: "224.0.0.1", never: true},
 		{host: "ff02::1", never: true},
 		{host: "255.255.255.255", never: true},
+		{host: "::a9fe:a9fe", never: true}, // IPv4-compatible 169.254.169.254
+		{host: "::7f00:1", never: true},    // IPv4-compatible 127.0.0.1
 		{host: "fe80::1%eth0", never: true},
 		{host: "::1%lo", never: true},
 		{host: "2130706433", never: true},    // decimal 127.0.0.1
