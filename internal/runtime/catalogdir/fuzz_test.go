@@ -34,6 +34,8 @@ func FuzzLoad(f *testing.F) {
 		f.Add(files[DomainFile], files[MappingsFile], false)
 	}
 	f.Add([]byte("a: &a [*a]"), []byte("*x"), false)
+	f.Add([]byte("version: 1\nhttp_backend: http://[::ffff:10.0.0.1]:8/\nauth: {scheme: oauth2_client_credentials, token_url: 'http://0x7f.1/'}\nentities: {E: {fields: {id: {value_ref: s}}}}\nvalues: {s: {type: string}}\ncapabilities: {e_query: {kind: query, entity: E}}"),
+		[]byte("e_query: {method: GET, path: [{type: literal, value: 'http://169.254.169.254/x'}, {type: literal, value: 'http://[fe80::1%25eth0]/'}]}"), false)
 	f.Add([]byte("version: 1\nvalues: {a: {type: array, items: {value_ref: b}}, b: {type: array, items: {value_ref: a}}}"), []byte("{}"), false)
 	f.Add([]byte("\xef\xbb\xbfversion: 1"), []byte("? [a]\n: b"), true)
 	f.Add([]byte("version: 1\n"), []byte("x: {query: {type: const, value: {a: [1, 2.5e300, -0, 0x10, .inf]}}}"), false)
