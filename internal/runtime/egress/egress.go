@@ -206,7 +206,7 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 			if reason == "private_address" {
 				hint = "an address on the host's own networks, which a name reaches only in a range the operator allows with --egress-allow-private"
 			}
-			lastErr = fmt.Errorf("%w: %s resolves to %s, %s", ErrDenied, host, a, hint)
+			lastErr = fmt.Errorf("%w: %s resolves to %s: %s", ErrDenied, host, a, hint)
 			c.denied(reason)
 			continue
 		}

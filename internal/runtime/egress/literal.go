@@ -129,14 +129,20 @@ func literalRefusal(a netip.Addr, home bool, allow []netip.Prefix) string {
 // refusalHint says why a literal is refused and what would open it.
 func refusalHint(reason string, a netip.Addr, home bool) string {
 	r := reached(a)
+	what := r.String()
+	if r != a.WithZone("") {
+		what = fmt.Sprintf("%s (reaching %s)", a, r)
+	}
 	class, widest := classOf(r)
 	switch {
 	case class == classNever:
-		return fmt.Sprintf("%s is an unspecified, multicast, broadcast or IPv4-compatible address, which no backend is", a)
+		return fmt.Sprintf("%s is an unspecified, multicast, broadcast or IPv4-compatible address, which no backend is", what)
+	case class == classSensitive && widest.IsSingleIP():
+		return fmt.Sprintf("%s is a cloud metadata address, which egress dials only if the operator names it: --egress-allow-private %s", what, r)
 	case class == classSensitive:
-		return fmt.Sprintf("%s reaches %s, a link-local or cloud metadata address, which egress dials only if the operator names it with --egress-allow-private (%s or narrower)", a, r, widest)
+		return fmt.Sprintf("%s is link-local, which egress dials only inside a range the operator allows within %s (--egress-allow-private)", what, widest)
 	case reason == "private_address" && !home:
-		return fmt.Sprintf("%s reaches %s on the host's own networks; only a catalog's http_backend or auth.token_url literal is dialled there as declared, any other origin needs --egress-allow-private %s", a, r, r)
+		return fmt.Sprintf("%s is on the host's own networks, where only a catalog's http_backend or auth.token_url literal is dialled as declared; any other origin needs --egress-allow-private %s", what, r)
 	}
 	return reason
 }
