@@ -53,7 +53,13 @@ func testCatalog() *catalog.Catalog {
 			Kind: catalog.QueryScoped, Capability: "pokemon_results", Param: "species",
 		}},
 	}
-	pokemon.RelOrder = []string{"abilities", "forms", "evolutions"}
+	// species is embedded with cardinality one; trainer is declared only,
+	// which makes it a reference embedded under its name (catalog.EmbeddedPath).
+	pokemon.Relations["species"] = &catalog.Relation{Name: "species", Target: "Ability", Cardinality: "one", Materialize: catalog.Materialize{
+		Kind: catalog.FromParentGet, Path: []catalog.PathStep{{Key: "meta"}, {Key: "species"}},
+	}}
+	pokemon.Relations["trainer"] = &catalog.Relation{Name: "trainer", Target: "Ability", Cardinality: "one"}
+	pokemon.RelOrder = []string{"abilities", "forms", "evolutions", "species", "trainer"}
 
 	cat := &catalog.Catalog{
 		EntryID:     "demo",

@@ -52,13 +52,13 @@ func Spec(cat *catalog.Catalog, capability, relation string) (*extract.Spec, *ab
 		return s, nil
 	}
 	if relation != "" {
-		path, target, invalid := embedded(cat, ent, relation)
+		path, hops, target, invalid := embedded(cat, ent, relation)
 		if invalid != "" {
 			s.Invalid = invalid
 			return s, nil
 		}
 		ent = target
-		s.Relation = &extract.Relation{Name: relation, Path: path}
+		s.Relation = &extract.Relation{Name: relation, Path: path, Hops: hops}
 	}
 	s.Columns = columnSpecs(cat, ent)
 	if f := ent.Fields[ent.IDField]; ent.IDField != "" && f != nil {

@@ -112,7 +112,7 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 	}
 	pageItems := len(items)
 	if rel := a.s.Relation; rel != nil {
-		if items, err = materialize(items, rel.Path); err != nil {
+		if items, err = materialize(items, rel); err != nil {
 			return nil, a.fail("check the relation's materialize path", "relation %s: %v", rel.Name, err)
 		}
 	}

@@ -79,10 +79,17 @@ type Column struct {
 	WholeRow bool            `json:"whole_row,omitempty"`
 }
 
-// Relation is a from_parent_get relation's materialize path.
+// Relation is where an embedded relation's rows are in each item: a
+// from_parent_get relation's materialize path, or a chain's paths joined.
 type Relation struct {
 	Name string             `json:"name"`
 	Path []catalog.PathStep `json:"path"`
+	// Hops splits Path by the relations of the chain, each with its
+	// cardinality (relation.go). A spec without Hops, as an engine from
+	// before they were carried compiles it, reads Path as one relation of
+	// cardinality many, the reading it always had; the field is optional
+	// so either side of the change reads the other's specs.
+	Hops []Hop `json:"hops,omitempty"`
 }
 
 // Paging is a mapping's pagination with its defaults applied.
@@ -170,6 +177,7 @@ func (s *Spec) Validate() error {
 		for _, st := range r.Path {
 			v.text("relation path", st.Key)
 		}
+		v.hops(r)
 	}
 	if p := s.Paging; p != nil {
 		v.text("paging location", p.Location)

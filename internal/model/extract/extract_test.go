@@ -190,6 +190,7 @@ func FuzzApply(f *testing.F) {
 	f.Add(seed, []byte(`{"items":[{"id":1}]}`), 200)
 	f.Add([]byte(`{"version":1,"columns":[{"name":"a","derive":{"type":"segments_after_prefix","part_index":3}}],"response":{"wrap_root_scalar":true}}`), []byte(`"x/y"`), 200)
 	f.Add([]byte(`{"version":1,"columns":[{"name":"a","path":[]}],"relation":{"name":"r","path":[{"wildcard":true},{"key":"k"}]}}`), []byte(`[[{"k":[1,2]}]]`), 200)
+	f.Add([]byte(`{"version":1,"columns":[{"name":"a","path":[]}],"relation":{"name":"r.s","path":[{"key":"r"},{"key":"s"}],"hops":[{"name":"r","steps":1,"one":true},{"name":"s","steps":1}]}}`), []byte(`[{"r":{"s":[1,2]}},{"r":[{"s":1}]}]`), 200)
 	f.Add([]byte(`{"version":1,"columns":[],"paging":{"location":"response_next_url","params":[{"name":"c","from_response":"n"}],"stop_when":{"field":"done","eq":{"x":[1]}}}}`), []byte(`{"n":"?p=2","done":{"x":[1.0]}}`), 200)
 	f.Add([]byte(`{"version":1,"columns":[{"name":"a"}],"response":{"items_path":["a"],"response_preprocess":{"kind":"array_find_pluck","path":["a"],"id_field":"i","id_var":"v","nested_array":"n"}}}`), []byte(`{"a":[{"i":1,"n":[{"a":1}]}]}`), 200)
 	f.Add([]byte(`{"version":1,"capability":"x","auth_env":"T"}`), []byte("denied\xff"), 401)

@@ -248,52 +248,6 @@ func either(node any, at string) ([]any, error) {
 	return nil, fmt.Errorf("expected an object or an array at %s, got %s", at, kindOf(node))
 }
 
-// materialize walks a from_parent_get path from each parent: key steps
-// descend into objects, wildcard steps fan out over arrays, and an array
-// reached by the last step is iterated. Missing or null values end that
-// branch quietly (the parent has no such rows). Each step moves to
-// distinct children of distinct nodes, so the work is bounded by the size
-// of the document.
-func materialize(parents []any, path []catalog.PathStep) ([]any, error) {
-	cur := parents
-	for i, st := range path {
-		var next []any
-		for _, v := range cur {
-			if v == nil {
-				continue
-			}
-			switch {
-			case st.Wildcard:
-				l, ok := v.([]any)
-				if !ok {
-					return nil, fmt.Errorf("step %d (wildcard) expected an array, got %s", i+1, kindOf(v))
-				}
-				next = append(next, l...)
-			case st.Key != "":
-				obj, ok := v.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("step %d (key %q) expected an object, got %s", i+1, st.Key, kindOf(v))
-				}
-				if e, ok := obj[st.Key]; ok && e != nil {
-					next = append(next, e)
-				}
-			default:
-				return nil, fmt.Errorf("step %d is neither a key nor a wildcard", i+1)
-			}
-		}
-		cur = next
-	}
-	var out []any
-	for _, v := range cur {
-		if l, ok := v.([]any); ok {
-			out = append(out, l...)
-		} else {
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
 // walk follows object keys; ok is false when a step is missing or lands on
 // something that is not an object.
 // isIndex reports a path segment that indexes a list: digits only, short
