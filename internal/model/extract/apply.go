@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"unicode"
@@ -113,7 +114,11 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 	pageItems := len(items)
 	if rel := a.s.Relation; rel != nil {
 		if items, err = materialize(items, rel); err != nil {
-			return nil, a.fail("check the relation's materialize path", "relation %s: %v", rel.Name, err)
+			hint := "check the relation's materialize path"
+			if errors.Is(err, errNotOne) {
+				hint = hintNotOne
+			}
+			return nil, a.fail(hint, "relation %s: %v", rel.Name, err)
 		}
 	}
 	out.Table.Rows = make([][]any, 0, len(items))

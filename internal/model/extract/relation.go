@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -113,6 +114,13 @@ func materialize(parents []any, rel *Relation) ([]any, error) {
 	return out, nil
 }
 
+// errNotOne marks a cardinality-one relation that reached more than one
+// value, so the decode error's hint can say what to change.
+var errNotOne = errors.New("not one value")
+
+// hintNotOne is the hint of such an error.
+const hintNotOne = "the backend answers a list where the catalog declares one related row: declare the relation cardinality many, or point its path at one object"
+
 // oneValue is the row a cardinality-one relation reaches in one parent:
 // nil when its value is null or missing (no related row), else the one
 // value, which must not be an array.
@@ -121,12 +129,12 @@ func oneValue(got []any, h Hop, path []catalog.PathStep, item int) (any, error) 
 	case len(got) == 0:
 		return nil, nil
 	case len(got) > 1:
-		return nil, fmt.Errorf("%s is declared cardinality one, but its path %s reaches %d values in item %d of the answer",
-			h.Name, pathText(path), len(got), item+1)
+		return nil, fmt.Errorf("%s is declared cardinality one, but its path %s reaches %d values in item %d of the answer%w",
+			h.Name, pathText(path), len(got), item+1, quiet{errNotOne})
 	}
 	if l, ok := got[0].([]any); ok {
-		return nil, fmt.Errorf("%s is declared cardinality one, but item %d of the answer has an array of %d at %s where one object belongs",
-			h.Name, item+1, len(l), pathText(path))
+		return nil, fmt.Errorf("%s is declared cardinality one, but item %d of the answer has an array of %d at %s where one object belongs%w",
+			h.Name, item+1, len(l), pathText(path), quiet{errNotOne})
 	}
 	return got[0], nil
 }
@@ -186,3 +194,9 @@ func pathText(path []catalog.PathStep) string {
 	}
 	return strings.Join(parts, ".")
 }
+
+// quiet wraps a sentinel that adds nothing to the message.
+type quiet struct{ error }
+
+func (quiet) Error() string  { return "" }
+func (q quiet) Unwrap() error { return q.error }

@@ -92,6 +92,9 @@ func TestEmbeddedCardinality(t *testing.T) {
 				if aerr.Code != abi.CodeDecode || !strings.Contains(aerr.Message, tt.want) || aerr.Hint == "" {
 					t.Fatalf("error %+v, want a decode error with a hint containing %q", aerr, tt.want)
 				}
+				if strings.Contains(aerr.Message, "cardinality one") != (aerr.Hint == hintNotOne) {
+					t.Fatalf("hint %q for %q", aerr.Hint, aerr.Message)
+				}
 				return
 			}
 			if aerr != nil {
