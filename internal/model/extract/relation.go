@@ -198,5 +198,5 @@ func pathText(path []catalog.PathStep) string {
 // quiet wraps a sentinel that adds nothing to the message.
 type quiet struct{ error }
 
-func (quiet) Error() string  { return "" }
+func (quiet) Error() string   { return "" }
 func (q quiet) Unwrap() error { return q.error }
