@@ -95,7 +95,13 @@ func (e *Engine) dispatch(export string, in []byte) []byte {
 		if err := json.Unmarshal(in, &req); err != nil || req.Catalog == nil || req.Catalog.EntryID == "" {
 			return e.fail(badRequest(export, err))
 		}
-		req.Catalog.Freeze() // nothing in the instance changes it from here on
+		// The catalog crossed the sandbox boundary: Freeze checks the
+		// invariants every op relies on before anything indexes it, and
+		// nothing in the instance changes it from here on.
+		if err := req.Catalog.Freeze(); err != nil {
+			return e.fail(&abi.Error{Code: abi.CodeCatalog, Message: err.Error(),
+				Hint: "the host's loader builds consistent catalogs; this one was changed or built elsewhere"})
+		}
 		e.catalogs[req.Catalog.EntryID] = req.Catalog
 		return e.ok(abi.LoadCatalogResponse{EntryID: req.Catalog.EntryID, Digest: req.Catalog.Digest})
 	case abi.ExportPlan:

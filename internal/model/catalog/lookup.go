@@ -29,7 +29,8 @@ func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
 	return c.capabilitiesOf(entity)
 }
 
-// Freeze indexes the catalog's capabilities by entity, so CapabilitiesOf
+// Freeze checks the catalog (Check) and, when it holds, indexes the
+// catalog's capabilities by entity, so CapabilitiesOf
 // (which the planner calls for almost every step) no longer walks and
 // sorts the whole capability map, and indexes the names of entities,
 // capabilities, fields and relations for EntityNamed and its kin
@@ -39,8 +40,13 @@ func (c *Catalog) CapabilitiesOf(entity string) []*Capability {
 // Auth.TokenURL or a mapping's Path afterwards: the
 // engine freezes each catalog once it is installed in an instance, where
 // nothing changes it until it is replaced. Host code, which edits
-// catalogs while loading them, does not freeze.
-func (c *Catalog) Freeze() {
+// catalogs while loading them, does not freeze. A catalog that fails the
+// check is left as it was and its error returned: the engine refuses to
+// install it.
+func (c *Catalog) Freeze() error {
+	if err := c.Check(); err != nil {
+		return err
+	}
 	idx := make(map[string][]*Capability, len(c.Entities))
 	for _, cp := range c.Capabilities {
 		if _, done := idx[cp.Entity]; !done {
@@ -51,6 +57,7 @@ func (c *Catalog) Freeze() {
 	x.capsOf, x.capsOfVals = indexOf(idx)
 	x.origins = c.declaredOrigins()
 	c.idx = x
+	return nil
 }
 
 func (c *Catalog) capabilitiesOf(entity string) []*Capability {

@@ -74,5 +74,9 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("capability %s loaded without a mapping", name)
 			}
 		}
+		// What the loader builds, the engine must take (catalog.Check).
+		if err := c.Check(); err != nil {
+			t.Fatalf("loaded a catalog the engine refuses: %v", err)
+		}
 	})
 }

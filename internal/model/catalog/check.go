@@ -1,0 +1,324 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The wire catalog crosses the sandbox boundary: the host's loader builds
+// it, but the engine receives it as JSON and must treat it as hostile, so
+// Freeze checks it first (Check). The invariants are the ones the
+// planner, the request compiler and the decoder rely on when they index
+// the catalog without looking: every map entry present and named by its
+// key, every name a field order, id, relation, capability, mapping or
+// view uses resolving to what it names. The loader guarantees all of
+// them for the catalogs it builds (TestLoadedCatalogsCheck); a catalog
+// that breaks one is refused with the first problem found, in a stable
+// order, rather than indexed and later panicked on.
+
+// ErrInvalid is wrapped by every Check error.
+var ErrInvalid = errors.New("invalid catalog")
+
+// CheckError is one broken invariant: Where names the element (entity
+// Issue, field title), Problem says what is wrong with it.
+type CheckError struct {
+	Entry, Where, Problem string
+}
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("invalid catalog %q: %s: %s", e.Entry, e.Where, e.Problem)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *CheckError) Unwrap() error { return ErrInvalid }
+
+// Check reports the first broken invariant of c, or nil.
+func (c *Catalog) Check() error {
+	if c == nil {
+		return &CheckError{Where: "catalog", Problem: "missing"}
+	}
+	k := &checker{c: c}
+	k.values()
+	for name, e := range c.Entities {
+		k.entity(name, e)
+	}
+	for name, cp := range c.Capabilities {
+		k.capability(name, cp)
+	}
+	for name, m := range c.Mappings {
+		k.mapping(name, m)
+	}
+	for name, v := range c.Views {
+		k.view(name, v)
+	}
+	if k.err == nil {
+		return nil
+	}
+	return k.err
+}
+
+type checker struct {
+	c   *Catalog
+	err *CheckError
+}
+
+// fail records a problem. Maps are walked in Go's random order, so of
+// several problems the one kept is the first by where and text: the same
+// catalog always gets the same error, without sorting every map (Check
+// runs on every catalog an instance loads).
+func (k *checker) fail(where, format string, args ...any) {
+	e := &CheckError{Entry: k.c.EntryID, Where: where, Problem: fmt.Sprintf(format, args...)}
+	if k.err == nil || e.Where < k.err.Where || (e.Where == k.err.Where && e.Problem < k.err.Problem) {
+		k.err = e
+	}
+}
+
+func (k *checker) values() {
+	for name, v := range k.c.Values {
+		switch {
+		case v == nil:
+			k.fail("value "+name, "is null")
+		case v.Type == "entity_ref" && v.Target != "" && k.c.Entities[v.Target] == nil:
+			k.fail("value "+name, "refers to entity %q, which the catalog does not declare", v.Target)
+		case v.ItemsRef != "" && k.c.Values[v.ItemsRef] == nil:
+			k.fail("value "+name, "items_ref names value %q, which the catalog does not declare", v.ItemsRef)
+		}
+	}
+}
+
+func (k *checker) entity(name string, e *Entity) {
+	where := func(sub ...string) string { return "entity " + name + joinWhere(sub) }
+	if e == nil {
+		k.fail(where(), "is null")
+		return
+	}
+	if e.Name != name {
+		k.fail(where(), "is named %q inside", e.Name)
+	}
+	for fn, f := range e.Fields {
+		switch {
+		case f == nil:
+			k.fail(where("field "+fn), "is null")
+		case f.Name != fn:
+			k.fail(where("field "+fn), "is named %q inside", f.Name)
+		case f.ValueRef != "" && k.c.Values[f.ValueRef] == nil:
+			k.fail(where("field "+fn), "value_ref %q names no value of the catalog", f.ValueRef)
+		}
+	}
+	if len(e.FieldOrder) > 0 {
+		k.order(where, "field_order", e.FieldOrder, len(e.Fields), func(n string) bool { return e.Fields[n] != nil })
+	}
+	// An id read from elsewhere (id_from) or from the request itself
+	// (implicit identity) need not be a field, as the loader allows.
+	if e.IDField != "" && e.Fields[e.IDField] == nil && e.IDFrom == nil && !e.Implicit {
+		k.fail(where(), "id_field %q is not one of its fields", e.IDField)
+	}
+	for _, kv := range e.KeyVars {
+		if e.Fields[kv] == nil {
+			k.fail(where(), "key_vars names %q, which is not one of its fields", kv)
+		}
+	}
+	if e.PrimaryRead != "" && k.c.Capabilities[e.PrimaryRead] == nil {
+		k.fail(where(), "primary_read names capability %q, which the catalog does not declare", e.PrimaryRead)
+	}
+	for rn, r := range e.Relations {
+		k.relation(where, rn, r)
+	}
+	if len(e.RelOrder) > 0 {
+		k.order(where, "relation_order", e.RelOrder, len(e.Relations), func(n string) bool { return e.Relations[n] != nil })
+	}
+}
+
+func joinWhere(sub []string) string {
+	out := ""
+	for _, s := range sub {
+		out += ", " + s
+	}
+	return out
+}
+
+// order checks that names lists each of a map's n keys exactly once.
+func (k *checker) order(where func(...string) string, what string, names []string, n int, has func(string) bool) {
+	seen := make(map[string]bool, len(names))
+	for _, s := range names {
+		switch {
+		case !has(s):
+			k.fail(where(what), "names %q, which is not declared", s)
+			return
+		case seen[s]:
+			k.fail(where(what), "names %q twice", s)
+			return
+		}
+		seen[s] = true
+	}
+	if len(seen) != n {
+		k.fail(where(what), "lists %d of %d", len(seen), n)
+	}
+}
+
+func (k *checker) relation(where func(...string) string, name string, r *Relation) {
+	at := "relation " + name
+	switch {
+	case r == nil:
+		k.fail(where(at), "is null")
+		return
+	case r.Name != name:
+		k.fail(where(at), "is named %q inside", r.Name)
+	case k.c.Entities[r.Target] == nil:
+		k.fail(where(at), "targets entity %q, which the catalog does not declare", r.Target)
+	}
+	m := r.Materialize
+	switch m.Kind {
+	case "":
+	case FromParentGet:
+		for i, st := range m.Path {
+			if (st.Key == "") == !st.Wildcard {
+				k.fail(where(at), "materialize path step %d must be a key or a wildcard", i+1)
+			}
+		}
+	case QueryScoped, QueryScopedBindings, GetScopedBindings:
+		if k.c.Capabilities[m.Capability] == nil {
+			k.fail(where(at), "materialize names capability %q, which the catalog does not declare", m.Capability)
+		}
+	default:
+		k.fail(where(at), "materialize kind %q is not one plasmd knows", m.Kind)
+	}
+}
+
+func (k *checker) capability(name string, cp *Capability) {
+	if cp != nil && cp.Name == name && k.c.Entities[cp.Entity] != nil && len(cp.Parameters) == 0 && len(cp.Preflight) == 0 {
+		return // the common case, without building where
+	}
+	where := "capability " + name
+	switch {
+	case cp == nil:
+		k.fail(where, "is null")
+		return
+	case cp.Name != name:
+		k.fail(where, "is named %q inside", cp.Name)
+	case k.c.Entities[cp.Entity] == nil:
+		k.fail(where, "is on entity %q, which the catalog does not declare", cp.Entity)
+	}
+	seen := map[string]bool{}
+	for _, p := range cp.Parameters {
+		switch {
+		case seen[p.Name]:
+			k.fail(where, "declares parameter %q twice", p.Name)
+		case p.ValueRef != "" && k.c.Values[p.ValueRef] == nil:
+			k.fail(where+", parameter "+p.Name, "value_ref %q names no value of the catalog", p.ValueRef)
+		}
+		seen[p.Name] = true
+	}
+	for _, st := range cp.Preflight {
+		if st.Get != "" && k.c.Capabilities[st.Get] == nil {
+			k.fail(where, "preflight reads capability %q, which the catalog does not declare", st.Get)
+		}
+	}
+}
+
+func (k *checker) mapping(name string, m *Mapping) {
+	where := "mapping " + name
+	switch {
+	case m == nil:
+		k.fail(where, "is null")
+		return
+	case k.c.Capabilities[name] == nil:
+		k.fail(where, "maps capability %q, which the catalog does not declare", name)
+	}
+	for i, s := range m.Path {
+		if s.Type != "literal" && s.Type != "var" {
+			k.fail(where, "path segment %d has type %q (literal or var)", i+1, s.Type)
+		}
+	}
+	for _, e := range [...]*Expr{m.Query, m.Body, m.Headers} {
+		if e != nil && !k.expr(e, 0) {
+			k.fail(where, "an expression is null where its parent needs one, or nests deeper than %d", maxExprDepth)
+		}
+	}
+	if p := m.Pagination; p != nil {
+		for _, n := range p.ParamOrder {
+			if _, ok := p.Params[n]; !ok {
+				k.fail(where, "pagination param_order names %q, which is not one of its params", n)
+			}
+		}
+	}
+}
+
+// maxExprDepth bounds how deep a mapping's expressions nest; the
+// compiler walks them recursively.
+const maxExprDepth = 64
+
+// expr reports whether an expression tree has a node wherever its
+// parent needs one and nests at most maxExprDepth deep.
+func (k *checker) expr(e *Expr, depth int) bool {
+	if depth > maxExprDepth {
+		return false
+	}
+	ok := func(c *Expr) bool { return c != nil && k.expr(c, depth+1) }
+	opt := func(c *Expr) bool { return c == nil || k.expr(c, depth+1) }
+	for _, it := range e.Items {
+		if !ok(it) {
+			return false
+		}
+	}
+	for _, kv := range e.Fields {
+		if !ok(kv.Value) {
+			return false
+		}
+	}
+	for _, v := range e.Vars {
+		if !ok(v) {
+			return false
+		}
+	}
+	if c := e.Cond; c != nil {
+		if c.Equals != nil && (!opt(c.Equals.Left) || !opt(c.Equals.Right)) {
+			return false
+		}
+		if !opt(c.Bool) {
+			return false
+		}
+	}
+	return opt(e.Then) && opt(e.Else) && opt(e.Expr)
+}
+
+func (k *checker) view(name string, v *View) {
+	where := "view " + name
+	if v == nil {
+		k.fail(where, "is null")
+		return
+	}
+	if k.c.Entities[v.Entity] == nil {
+		k.fail(where, "is of entity %q, which the catalog does not declare", v.Entity)
+	}
+	for _, s := range v.Serves {
+		if k.c.Capabilities[s] == nil {
+			k.fail(where, "serves capability %q, which the catalog does not declare", s)
+		}
+	}
+	nodes := map[string]bool{}
+	for _, n := range v.Nodes {
+		if k.c.Capabilities[n.Capability] == nil {
+			k.fail(where+", node "+n.ID, "calls capability %q, which the catalog does not declare", n.Capability)
+		}
+		for _, b := range n.Bind {
+			if b.Kind == ViewField && !nodes[b.Node] {
+				k.fail(where+", node "+n.ID, "binds %s from node %q, which does not come before it", b.Param, b.Node)
+			}
+		}
+		nodes[n.ID] = true
+	}
+	for _, ro := range v.Relations {
+		if k.c.Entities[ro.Target] == nil {
+			k.fail(where+", relation "+ro.Relation, "targets entity %q, which the catalog does not declare", ro.Target)
+		}
+		if !nodes[ro.Node] {
+			k.fail(where+", relation "+ro.Relation, "reads node %q, which the view does not have", ro.Node)
+		}
+	}
+	for _, o := range v.Output {
+		if o.Node != "" && !nodes[o.Node] {
+			k.fail(where+", output "+o.Field, "reads node %q, which the view does not have", o.Node)
+		}
+	}
+}
