@@ -72,7 +72,6 @@ func TestCheck(t *testing.T) {
 		{"no field order is sorted names", func(c *Catalog) { c.Entities["Issue"].FieldOrder = nil }, ""},
 		{"null field", func(c *Catalog) { c.Entities["Issue"].Fields["title"] = nil }, "entity Issue, field title: is null"},
 		{"field named otherwise", func(c *Catalog) { c.Entities["Issue"].Fields["title"].Name = "x" }, `field title: is named "x" inside`},
-		{"field value", func(c *Catalog) { c.Entities["Issue"].Fields["title"].ValueRef = "nope" }, `value_ref "nope" names no value`},
 		{"id field", func(c *Catalog) { c.Entities["Issue"].IDField = "nope" }, `entity Issue: id_field "nope" is not one of its fields`},
 		{"id from elsewhere", func(c *Catalog) { c.Entities["Issue"].IDField, c.Entities["Issue"].IDFrom = "nope", []string{"a"} }, ""},
 		{"key vars", func(c *Catalog) { c.Entities["User"].KeyVars = []string{"nope"} }, `key_vars names "nope"`},
@@ -88,16 +87,20 @@ func TestCheck(t *testing.T) {
 		{"relation kind", func(c *Catalog) { c.Entities["Issue"].Relations["watchers"].Materialize.Kind = "teleport" }, `materialize kind "teleport"`},
 		{"relation path step", func(c *Catalog) { c.Entities["Issue"].Relations["owner"].Materialize.Path = []PathStep{{}} },
 			"materialize path step 1 must be a key or a wildcard"},
-		{"value target", func(c *Catalog) { c.Values["user_ref"].Target = "Nope" }, `value user_ref: refers to entity "Nope"`},
-		{"value items", func(c *Catalog) { c.Values["texts"].ItemsRef = "nope" }, `value texts: items_ref names value "nope"`},
 		{"null value", func(c *Catalog) { c.Values["texts"] = nil }, "value texts: is null"},
+		// Consumers treat a value naming nothing as untyped.
+		{"unknown value refs", func(c *Catalog) {
+			c.Entities["Issue"].Fields["title"].ValueRef = "nope"
+			c.Values["user_ref"].Target = "Nope"
+			c.Values["texts"].ItemsRef = "nope"
+			c.Capabilities["issue_get"].Parameters[0].ValueRef = "nope"
+		}, ""},
 		{"capability entity", func(c *Catalog) { c.Capabilities["issue_get"].Entity = "Nope" }, `capability issue_get: is on entity "Nope"`},
 		{"null capability", func(c *Catalog) { c.Capabilities["issue_get"] = nil }, "capability issue_get: is null"},
 		{"capability named otherwise", func(c *Catalog) { c.Capabilities["issue_get"].Name = "x" }, `is named "x" inside`},
 		{"parameter twice", func(c *Catalog) {
 			c.Capabilities["issue_get"].Parameters = append(c.Capabilities["issue_get"].Parameters, Parameter{Name: "id"})
 		}, `declares parameter "id" twice`},
-		{"parameter value", func(c *Catalog) { c.Capabilities["issue_get"].Parameters[0].ValueRef = "nope" }, `parameter id: value_ref "nope"`},
 		{"preflight", func(c *Catalog) { c.Capabilities["user_query"].Preflight[0].Get = "nope" }, `preflight reads capability "nope"`},
 		{"mapping of nothing", func(c *Catalog) { c.Mappings["nope"] = &Mapping{} }, `mapping nope: maps capability "nope"`},
 		{"null mapping", func(c *Catalog) { c.Mappings["issue_get"] = nil }, "mapping issue_get: is null"},
@@ -146,7 +149,7 @@ func TestCheckStable(t *testing.T) {
 	c.Entities["User"].FieldOrder = []string{"nope"}
 	c.Entities["Issue"].FieldOrder = []string{"nope"}
 	c.Capabilities["user_query"].Entity = "Nope"
-	c.Values["user_ref"].Target = "Nope"
+	c.Entities["Issue"].Relations["owner"].Target = "Nope"
 	want := c.Check().Error()
 	for range 50 {
 		if got := c.Check().Error(); got != want {

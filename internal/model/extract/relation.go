@@ -56,15 +56,19 @@ func (v *validator) hops(r *Relation) {
 	}
 }
 
-// node is a value reached in the answer and the item (0-based) it is in,
-// which an error names.
+// node is a value reached in the answer, the item (0-based) it is in,
+// which an error names, and the node it was reached from at the start of
+// the current hop.
 type node struct {
-	v    any
-	item int
+	v         any
+	item, src int
 }
 
-// materialize finds the rows of rel in the parent items, hop by hop.
-// Each step moves to distinct children of distinct nodes, so the work is
+// materialize finds the rows of rel in the parent items, hop by hop, a
+// step at a time over all nodes at once. A step keeps the nodes' order,
+// so the values one parent reaches in a hop stay next to each other,
+// which is how a cardinality-one hop tells one value from several. Each
+// step moves to distinct children of distinct nodes, so the work is
 // bounded by the size of the document.
 func materialize(parents []any, rel *Relation) ([]any, error) {
 	hops := rel.Hops
@@ -73,45 +77,97 @@ func materialize(parents []any, rel *Relation) ([]any, error) {
 	}
 	cur := make([]node, 0, len(parents))
 	for i, p := range parents {
-		cur = append(cur, node{p, i})
+		if p != nil {
+			cur = append(cur, node{v: p, item: i})
+		}
 	}
 	at := 0
 	for _, h := range hops {
-		steps := rel.Path[at : at+h.Steps]
-		var next []node
-		for _, p := range cur {
-			got, err := walkSteps(p.v, steps, at)
+		for i := range cur {
+			cur[i].src = i
+		}
+		for i, st := range rel.Path[at : at+h.Steps] {
+			next, err := step(cur, st, at+i+1)
 			if err != nil {
 				return nil, err
 			}
-			if h.One {
-				one, err := oneValue(got, h, rel.Path[:at+h.Steps], p.item)
-				if err != nil {
-					return nil, err
-				}
-				if one != nil {
-					next = append(next, node{one, p.item})
-				}
-				continue
-			}
-			for _, g := range got {
-				if l, ok := g.([]any); ok {
-					for _, e := range l {
-						next = append(next, node{e, p.item})
-					}
-				} else {
-					next = append(next, node{g, p.item})
-				}
-			}
+			cur = next
 		}
-		cur = next
 		at += h.Steps
+		var err error
+		if h.One {
+			err = oneEach(cur, h, rel.Path[:at])
+		} else {
+			cur = flatten(cur)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	out := make([]any, len(cur))
 	for i, n := range cur {
 		out[i] = n.v
 	}
 	return out, nil
+}
+
+// step moves every node by st (numbered n in the whole path for error
+// messages): a key descends into an object, a wildcard fans out over an
+// array. Missing or null values end that branch quietly (the parent has
+// no such rows).
+func step(cur []node, st catalog.PathStep, n int) ([]node, error) {
+	next := make([]node, 0, len(cur))
+	for _, c := range cur {
+		switch {
+		case st.Wildcard:
+			l, ok := c.v.([]any)
+			if !ok {
+				return nil, fmt.Errorf("step %d (wildcard) expected an array, got %s", n, kindOf(c.v))
+			}
+			for _, e := range l {
+				if e != nil {
+					next = append(next, node{e, c.item, c.src})
+				}
+			}
+		case st.Key != "":
+			obj, ok := c.v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("step %d (key %q) expected an object, got %s", n, st.Key, kindOf(c.v))
+			}
+			if e, ok := obj[st.Key]; ok && e != nil {
+				next = append(next, node{e, c.item, c.src})
+			}
+		default:
+			return nil, fmt.Errorf("step %d is neither a key nor a wildcard", n)
+		}
+	}
+	return next, nil
+}
+
+// flatten makes each array a cardinality-many hop reached into its
+// elements, the relation's rows.
+func flatten(cur []node) []node {
+	arrays := false
+	for _, c := range cur {
+		if _, ok := c.v.([]any); ok {
+			arrays = true
+			break
+		}
+	}
+	if !arrays {
+		return cur
+	}
+	out := make([]node, 0, len(cur))
+	for _, c := range cur {
+		if l, ok := c.v.([]any); ok {
+			for _, e := range l {
+				out = append(out, node{e, c.item, c.src})
+			}
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // errNotOne marks a cardinality-one relation that reached more than one
@@ -121,62 +177,25 @@ var errNotOne = errors.New("not one value")
 // hintNotOne is the hint of such an error.
 const hintNotOne = "the backend answers a list where the catalog declares one related row: declare the relation cardinality many, or point its path at one object"
 
-// oneValue is the row a cardinality-one relation reaches in one parent:
-// nil when its value is null or missing (no related row), else the one
-// value, which must not be an array.
-func oneValue(got []any, h Hop, path []catalog.PathStep, item int) (any, error) {
-	switch {
-	case len(got) == 0:
-		return nil, nil
-	case len(got) > 1:
-		return nil, fmt.Errorf("%s is declared cardinality one, but its path %s reaches %d values in item %d of the answer%w",
-			h.Name, pathText(path), len(got), item+1, quiet{errNotOne})
-	}
-	if l, ok := got[0].([]any); ok {
-		return nil, fmt.Errorf("%s is declared cardinality one, but item %d of the answer has an array of %d at %s where one object belongs%w",
-			h.Name, item+1, len(l), pathText(path), quiet{errNotOne})
-	}
-	return got[0], nil
-}
-
-// walkSteps follows steps from v: key steps descend into objects,
-// wildcard steps fan out over arrays. Missing or null values end that
-// branch quietly (the parent has no such rows). at numbers the steps in
-// the whole path for error messages.
-func walkSteps(v any, steps []catalog.PathStep, at int) ([]any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	cur := []any{v}
-	for i, st := range steps {
-		var next []any
-		for _, v := range cur {
-			switch {
-			case st.Wildcard:
-				l, ok := v.([]any)
-				if !ok {
-					return nil, fmt.Errorf("step %d (wildcard) expected an array, got %s", at+i+1, kindOf(v))
-				}
-				for _, e := range l {
-					if e != nil {
-						next = append(next, e)
-					}
-				}
-			case st.Key != "":
-				obj, ok := v.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("step %d (key %q) expected an object, got %s", at+i+1, st.Key, kindOf(v))
-				}
-				if e, ok := obj[st.Key]; ok && e != nil {
-					next = append(next, e)
-				}
-			default:
-				return nil, fmt.Errorf("step %d is neither a key nor a wildcard", at+i+1)
+// oneEach checks what a cardinality-one hop reached: at most one value
+// per parent (a parent with none, its value null or missing, has no
+// related row), and that value not an array.
+func oneEach(cur []node, h Hop, path []catalog.PathStep) error {
+	for i, c := range cur {
+		if i > 0 && cur[i-1].src == c.src {
+			n := 2
+			for j := i + 1; j < len(cur) && cur[j].src == c.src; j++ {
+				n++
 			}
+			return fmt.Errorf("%s is declared cardinality one, but its path %s reaches %d values in item %d of the answer%w",
+				h.Name, pathText(path), n, c.item+1, quiet{errNotOne})
 		}
-		cur = next
+		if l, ok := c.v.([]any); ok {
+			return fmt.Errorf("%s is declared cardinality one, but item %d of the answer has an array of %d at %s where one object belongs%w",
+				h.Name, c.item+1, len(l), pathText(path), quiet{errNotOne})
+		}
 	}
-	return cur, nil
+	return nil
 }
 
 // pathText writes a path as a catalog author reads it: keys joined by
