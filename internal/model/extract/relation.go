@@ -60,8 +60,10 @@ func (v *validator) hops(r *Relation) {
 // which an error names, and the node it was reached from at the start of
 // the current hop.
 type node struct {
-	v         any
-	item, src int
+	v any
+	// int32 keeps a node at three words: a body is at most MaxBodyBytes,
+	// so it holds fewer values than that.
+	item, src int32
 }
 
 // materialize finds the rows of rel in the parent items, hop by hop, a
@@ -78,13 +80,13 @@ func materialize(parents []any, rel *Relation) ([]any, error) {
 	cur := make([]node, 0, len(parents))
 	for i, p := range parents {
 		if p != nil {
-			cur = append(cur, node{v: p, item: i})
+			cur = append(cur, node{v: p, item: int32(i)})
 		}
 	}
 	at := 0
 	for _, h := range hops {
 		for i := range cur {
-			cur[i].src = i
+			cur[i].src = int32(i)
 		}
 		for i, st := range rel.Path[at : at+h.Steps] {
 			next, err := step(cur, st, at+i+1)
