@@ -60,6 +60,8 @@ func (c *Catalog) Check() error {
 type checker struct {
 	c   *Catalog
 	err *CheckError
+	// seen is order's scratch set, reused across entities.
+	seen map[string]bool
 }
 
 // fail records a problem. Maps are walked in Go's random order, so of
@@ -86,20 +88,20 @@ func (k *checker) values() {
 }
 
 func (k *checker) entity(name string, e *Entity) {
-	where := func(sub ...string) string { return "entity " + name + joinWhere(sub) }
+	where := entityWhere(name)
 	if e == nil {
-		k.fail(where(), "is null")
+		k.fail(where.at(), "is null")
 		return
 	}
 	if e.Name != name {
-		k.fail(where(), "is named %q inside", e.Name)
+		k.fail(where.at(), "is named %q inside", e.Name)
 	}
 	for fn, f := range e.Fields {
 		switch {
 		case f == nil:
-			k.fail(where("field "+fn), "is null")
+			k.fail(where.at("field "+fn), "is null")
 		case f.Name != fn:
-			k.fail(where("field "+fn), "is named %q inside", f.Name)
+			k.fail(where.at("field "+fn), "is named %q inside", f.Name)
 		}
 	}
 	if len(e.FieldOrder) > 0 {
@@ -108,15 +110,15 @@ func (k *checker) entity(name string, e *Entity) {
 	// An id read from elsewhere (id_from) or from the request itself
 	// (implicit identity) need not be a field, as the loader allows.
 	if e.IDField != "" && e.Fields[e.IDField] == nil && e.IDFrom == nil && !e.Implicit {
-		k.fail(where(), "id_field %q is not one of its fields", e.IDField)
+		k.fail(where.at(), "id_field %q is not one of its fields", e.IDField)
 	}
 	for _, kv := range e.KeyVars {
 		if e.Fields[kv] == nil {
-			k.fail(where(), "key_vars names %q, which is not one of its fields", kv)
+			k.fail(where.at(), "key_vars names %q, which is not one of its fields", kv)
 		}
 	}
 	if e.PrimaryRead != "" && k.c.Capabilities[e.PrimaryRead] == nil {
-		k.fail(where(), "primary_read names capability %q, which the catalog does not declare", e.PrimaryRead)
+		k.fail(where.at(), "primary_read names capability %q, which the catalog does not declare", e.PrimaryRead)
 	}
 	for rn, r := range e.Relations {
 		k.relation(where, rn, r)
@@ -126,8 +128,12 @@ func (k *checker) entity(name string, e *Entity) {
 	}
 }
 
-func joinWhere(sub []string) string {
-	out := ""
+// entityWhere names a place inside entity name; a string built only
+// when a problem is found.
+type entityWhere string
+
+func (w entityWhere) at(sub ...string) string {
+	out := "entity " + string(w)
 	for _, s := range sub {
 		out += ", " + s
 	}
@@ -135,34 +141,37 @@ func joinWhere(sub []string) string {
 }
 
 // order checks that names lists each of a map's n keys exactly once.
-func (k *checker) order(where func(...string) string, what string, names []string, n int, has func(string) bool) {
-	seen := make(map[string]bool, len(names))
+func (k *checker) order(where entityWhere, what string, names []string, n int, has func(string) bool) {
+	if k.seen == nil {
+		k.seen = make(map[string]bool, len(names))
+	}
+	seen := k.seen
+	clear(seen)
 	for _, s := range names {
 		switch {
 		case !has(s):
-			k.fail(where(what), "names %q, which is not declared", s)
+			k.fail(where.at(what), "names %q, which is not declared", s)
 			return
 		case seen[s]:
-			k.fail(where(what), "names %q twice", s)
+			k.fail(where.at(what), "names %q twice", s)
 			return
 		}
 		seen[s] = true
 	}
 	if len(seen) != n {
-		k.fail(where(what), "lists %d of %d", len(seen), n)
+		k.fail(where.at(what), "lists %d of %d", len(seen), n)
 	}
 }
 
-func (k *checker) relation(where func(...string) string, name string, r *Relation) {
-	at := "relation " + name
+func (k *checker) relation(where entityWhere, name string, r *Relation) {
 	switch {
 	case r == nil:
-		k.fail(where(at), "is null")
+		k.fail(where.at("relation "+name), "is null")
 		return
 	case r.Name != name:
-		k.fail(where(at), "is named %q inside", r.Name)
+		k.fail(where.at("relation "+name), "is named %q inside", r.Name)
 	case k.c.Entities[r.Target] == nil:
-		k.fail(where(at), "targets entity %q, which the catalog does not declare", r.Target)
+		k.fail(where.at("relation "+name), "targets entity %q, which the catalog does not declare", r.Target)
 	}
 	m := r.Materialize
 	switch m.Kind {
@@ -170,15 +179,15 @@ func (k *checker) relation(where func(...string) string, name string, r *Relatio
 	case FromParentGet:
 		for i, st := range m.Path {
 			if (st.Key == "") == !st.Wildcard {
-				k.fail(where(at), "materialize path step %d must be a key or a wildcard", i+1)
+				k.fail(where.at("relation "+name), "materialize path step %d must be a key or a wildcard", i+1)
 			}
 		}
 	case QueryScoped, QueryScopedBindings, GetScopedBindings:
 		if k.c.Capabilities[m.Capability] == nil {
-			k.fail(where(at), "materialize names capability %q, which the catalog does not declare", m.Capability)
+			k.fail(where.at("relation "+name), "materialize names capability %q, which the catalog does not declare", m.Capability)
 		}
 	default:
-		k.fail(where(at), "materialize kind %q is not one plasmd knows", m.Kind)
+		k.fail(where.at("relation "+name), "materialize kind %q is not one plasmd knows", m.Kind)
 	}
 }
 
@@ -211,28 +220,28 @@ func (k *checker) capability(name string, cp *Capability) {
 }
 
 func (k *checker) mapping(name string, m *Mapping) {
-	where := "mapping " + name
+	const where = "mapping "
 	switch {
 	case m == nil:
-		k.fail(where, "is null")
+		k.fail(where+name, "is null")
 		return
 	case k.c.Capabilities[name] == nil:
-		k.fail(where, "maps capability %q, which the catalog does not declare", name)
+		k.fail(where+name, "maps capability %q, which the catalog does not declare", name)
 	}
 	for i, s := range m.Path {
 		if s.Type != "literal" && s.Type != "var" {
-			k.fail(where, "path segment %d has type %q (literal or var)", i+1, s.Type)
+			k.fail(where+name, "path segment %d has type %q (literal or var)", i+1, s.Type)
 		}
 	}
 	for _, e := range [...]*Expr{m.Query, m.Body, m.Headers} {
 		if e != nil && !k.expr(e, 0) {
-			k.fail(where, "an expression is null where its parent needs one, or nests deeper than %d", maxExprDepth)
+			k.fail(where+name, "an expression is null where its parent needs one, or nests deeper than %d", maxExprDepth)
 		}
 	}
 	if p := m.Pagination; p != nil {
 		for _, n := range p.ParamOrder {
 			if _, ok := p.Params[n]; !ok {
-				k.fail(where, "pagination param_order names %q, which is not one of its params", n)
+				k.fail(where+name, "pagination param_order names %q, which is not one of its params", n)
 			}
 		}
 	}
