@@ -11,7 +11,9 @@ import (
 // planner, the request compiler and the decoder rely on when they index
 // the catalog without looking: every map entry present and named by its
 // key, every name a field order, id, relation, capability, mapping or
-// view uses resolving to what it names. The loader guarantees all of
+// view uses resolving to what it names. Value references are left out:
+// every consumer treats a value it cannot find as untyped. The loader
+// guarantees all of
 // them for the catalogs it builds (TestLoadedCatalogsCheck); a catalog
 // that breaks one is refused with the first problem found, in a stable
 // order, rather than indexed and later panicked on.
