@@ -231,7 +231,7 @@ func TestBareListUnderOneKey(t *testing.T) {
 	}{
 		{"results default, list", `[{"id":1},{"id":2}]`, &catalog.Response{ItemsPath: []string{"results"}}, `[[1,null],[2,null]]`},
 		{"results default, object", `{"count":2,"results":[{"id":1},{"id":2}]}`, &catalog.Response{ItemsPath: []string{"results"}}, `[[1,null],[2,null]]`},
-		{"results named, no results", `{"count":0}`, &catalog.Response{ItemsPath: []string{"results"}}, `[]`},
+		{"results named, no results", `{"count":0}`, &catalog.Response{ItemsPath: []string{"results"}}, "error"},
 		// The loader's default (the mapping named no response): an object
 		// without results says nothing of where its rows are (Spotify's
 		// {"albums": […]}), so it is refused, not read as no rows.
@@ -246,7 +246,7 @@ func TestBareListUnderOneKey(t *testing.T) {
 		// thread answers [post listing, comment listing]).
 		{"index into a list", `[{"data":{"children":[{"data":{"id":1}}]}},{"data":{"children":[{"data":{"id":7}},{"data":{"id":8}}]}}]`,
 			&catalog.Response{ItemsPath: []string{"1", "data", "children"}, ItemInnerKey: "data"}, `[[7,null],[8,null]]`},
-		{"index past the list", `[{"data":{}}]`, &catalog.Response{ItemsPath: []string{"3", "data"}}, `[]`},
+		{"index past the list", `[{"data":{}}]`, &catalog.Response{ItemsPath: []string{"3", "data"}}, "error"},
 		{"index alone", `[[{"id":4}],[{"id":5}]]`, &catalog.Response{ItemsPath: []string{"1"}}, `[[5,null]]`},
 		{"index into an object is a key", `{"1":[{"id":6}]}`, &catalog.Response{ItemsPath: []string{"1"}}, `[[6,null]]`},
 	}

@@ -157,10 +157,14 @@ func asFloat(v any) any {
 }
 
 // selectItems finds the row objects in a decoded body according to the
-// mapping's response shape. A missing or null collection is an empty page;
-// a collection of the wrong kind is an error (the catalog does not describe
-// this backend's answer).
-func selectItems(doc any, r *catalog.Response) ([]any, error) {
+// mapping's response shape. An empty list is an empty page, and so is an
+// explicit null on the way to it or in its place (the backend said there
+// is nothing; Plasm too reads a null object on the path as no rows). A
+// read whose list shape names a key the answer lacks is refused (see
+// missingList): such a page is an error answered with 200, not a page
+// without rows. A collection of the wrong kind is an error too (the
+// catalog does not describe this backend's answer).
+func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 	if r == nil {
 		return either(doc, "the response")
 	}
@@ -178,19 +182,28 @@ func selectItems(doc any, r *catalog.Response) ([]any, error) {
 		if arr, ok := node.([]any); ok && isIndex(k) {
 			// Plasm: a digit-only segment indexes a list (Reddit's
 			// [post listing, comment listing] answer, items_path [1, data, children]).
-			node = nil
-			if n, _ := strconv.Atoi(k); n < len(arr) {
-				node = arr[n]
+			n, _ := strconv.Atoi(k)
+			if n >= len(arr) {
+				if read && !r.Single {
+					return nil, fmt.Errorf("the list is expected at %s, and this answer's list at %s has no index %s (its length: %d)", where(r.ItemsPath), where(r.ItemsPath[:i]), k, len(arr))
+				}
+				return nil, nil
 			}
+			node = arr[n]
 			continue
 		}
 		obj, ok := node.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("expected an object at %s, got %s", where(r.ItemsPath[:i]), kindOf(node))
 		}
-		if _, has := obj[k]; !has && r.Default {
-			return nil, fmt.Errorf("the mapping names no response, so its rows are read under %q (Plasm's default), and this answer has no %q (its keys: %s); name the list with response: {items: <key>}",
-				k, k, keyList(obj))
+		if _, has := obj[k]; !has {
+			if r.Default {
+				return nil, fmt.Errorf("the mapping names no response, so its rows are read under %q (Plasm's default), and this answer has no %q (its keys: %s); name the list with response: {items: <key>}",
+					k, k, keyList(obj))
+			}
+			if read && !r.Single {
+				return nil, missingList(r.ItemsPath, i, obj)
+			}
 		}
 		node = obj[k]
 	}
@@ -233,6 +246,21 @@ func selectItems(doc any, r *catalog.Response) ([]any, error) {
 		}
 	}
 	return inner, nil
+}
+
+// missingList refuses a list page whose answer lacks the key at
+// path[i]. Read as an empty page, such an answer (Slack's 200
+// {"ok":false,"error":"invalid_cursor"}, a rate-limit notice) would end
+// the list silently: on the first page as no rows, on a later one as a
+// prefix answered as the whole list. The keys present usually show what
+// the backend said instead.
+func missingList(path []string, i int, obj map[string]any) error {
+	at := "at the top level"
+	if i > 0 {
+		at = "at " + where(path[:i])
+	}
+	return fmt.Errorf("the list is expected at %s, and this answer has no %q %s (its keys: %s); a page without its list is refused rather than read as empty",
+		where(path), path[i], at, keyList(obj))
 }
 
 // either treats an array as a list of rows and an object as one row.

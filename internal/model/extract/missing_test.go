@@ -1,0 +1,67 @@
+package extract
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
+// TestListPageWithoutItsList: a read's page whose 200 answer lacks the key
+// its list is declared under is refused, naming the expected path and the
+// keys present, on the first page as on later ones (the decoder does not
+// know which page it reads). An empty list, or an explicit null in its
+// place or on the way to it, is an empty page; a mutation's answer and a
+// single object keep reading a missing key as nothing.
+func TestListPageWithoutItsList(t *testing.T) {
+	data := &catalog.Response{ItemsPath: []string{"data"}}
+	nested := &catalog.Response{ItemsPath: []string{"data", "list"}}
+	paging := &Paging{Location: LocResponseNextURL, NextURLField: "next"}
+	tests := []struct {
+		name     string
+		response *catalog.Response
+		read     bool
+		body     string
+		want     string // rows as JSON, or the error's expected fragments joined by |
+	}{
+		{"rows", data, true, `{"data":[{"id":1}],"next":"https://x/2"}`, `[[1,null]]`},
+		{"empty list", data, true, `{"data":[]}`, `[]`},
+		{"null list", data, true, `{"data":null}`, `[]`},
+		{"null on the way", nested, true, `{"data":null}`, `[]`},
+		{"empty nested", nested, true, `{"data":{"list":[]}}`, `[]`},
+		{"slack error", data, true, `{"ok":false,"error":"invalid_cursor"}`, `error|expected at data|no "data"|its keys: error, ok`},
+		{"rate limited", data, true, `{"error":"rate limited"}`, `error|no "data"|its keys: error`},
+		{"empty object", data, true, `{}`, `error|its keys: none`},
+		{"nested, outer missing", nested, true, `{"error":"x"}`, `error|expected at data.list|no "data" at the top level`},
+		{"nested, inner missing", nested, true, `{"data":{"error":"x","next":null}}`, `error|expected at data.list|no "list" at data|its keys: error, next`},
+		{"index past a list", &catalog.Response{ItemsPath: []string{"1", "data"}}, true, `[{"data":[]}]`, `error|expected at 1.data|no index 1`},
+		{"mutation answer", data, false, `{"ok":true}`, `[]`},
+		{"single object", &catalog.Response{Single: true, ItemsPath: []string{"data"}}, true, `{"errors":[]}`, `[]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := okSpec()
+			s.Response, s.Read, s.Paging = tt.response, tt.read, paging
+			out, aerr := Apply(s, &abi.DecodeRequest{Capability: "list", Status: 200}, []byte(tt.body), Options{})
+			if want, ok := strings.CutPrefix(tt.want, "error|"); ok {
+				if aerr == nil {
+					t.Fatalf("decoded %+v (next %v), want an error", out.Table.Rows, out.Next)
+				}
+				for _, frag := range strings.Split(want, "|") {
+					if !strings.Contains(aerr.Message, frag) {
+						t.Errorf("error %q lacks %q", aerr.Message, frag)
+					}
+				}
+				return
+			}
+			if aerr != nil {
+				t.Fatal(aerr)
+			}
+			if got, _ := json.Marshal(out.Table.Rows); string(got) != tt.want {
+				t.Errorf("rows %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// listEndDomain and listEndMappings page one row entity in the ways where
+// a list's end used to be guessed wrong: a list under a declared key
+// (response_next_url), a counter with a fixed page size, a counter with a
+// max, and a counter with no page-size parameter.
+const listEndDomain = `version: 1
+http_backend: http://listend.invalid
+values:
+  id: {type: integer}
+  text: {type: string}
+entities:
+  Nx: {id_field: id, fields: {id: {value_ref: id}}}
+  Ip: {id_field: id, fields: {id: {value_ref: id}}}
+  Pc: {id_field: id, fields: {id: {value_ref: id}}}
+  Pm: {id_field: id, fields: {id: {value_ref: id}}}
+  Pn: {id_field: id, fields: {id: {value_ref: id}}}
+capabilities:
+  nx_query: {kind: query, entity: Nx, parameters: [{name: set, value_ref: text}]}
+  ip_query: {kind: query, entity: Ip, parameters: [{name: set, value_ref: text}]}
+  pc_query: {kind: query, entity: Pc, parameters: [{name: set, value_ref: text}]}
+  pm_query: {kind: query, entity: Pm, parameters: [{name: set, value_ref: text}]}
+  pn_query: {kind: query, entity: Pn, parameters: [{name: set, value_ref: text}]}
+`
+
+const listEndMappings = `nx_query:
+  method: GET
+  path: [{type: literal, value: nx}]
+  query: {type: object, fields: [[set, {type: var, name: set}]]}
+  response: {items: data}
+  pagination: {location: response_next_url, response_next_url_field: next}
+ip_query:
+  method: GET
+  path: [{type: literal, value: ip}]
+  query: {type: object, fields: [[set, {type: var, name: set}]]}
+  response: {items_path: [data, list]}
+  pagination: {location: response_next_url, response_next_url_field: next}
+pc_query:
+  method: GET
+  path: [{type: literal, value: pc}]
+  query: {type: object, fields: [[set, {type: var, name: set}]]}
+  response: {items: data}
+  pagination:
+    params: {page: {counter: 1}, per_page: {fixed: 3}}
+pm_query:
+  method: GET
+  path: [{type: literal, value: pm}]
+  query: {type: object, fields: [[set, {type: var, name: set}]]}
+  response: {items: data}
+  pagination:
+    params: {page: {counter: 1, max: 2}, per_page: {fixed: 3}}
+pn_query:
+  method: GET
+  path: [{type: literal, value: pn}]
+  query: {type: object, fields: [[set, {type: var, name: set}]]}
+  response: {items: data}
+  pagination:
+    params: {page: {counter: 1}}
+`
+
+// listEndPage is one page a listEndBackend answers: its rows, or a whole
+// body in their place, and a Link header.
+type listEndPage struct {
+	ids  []int
+	body string
+	link string
+}
+
+// listEndBackend serves pages[path+"?"+set][page-1], the page number from
+// ?page= (1 when absent); next-URL lists carry a next field while a page
+// follows. {self} in a Link header is the backend's origin.
+func listEndBackend(t *testing.T, pages map[string][]listEndPage) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Path + "?" + r.URL.Query().Get("set")
+		n := 1
+		if p := r.URL.Query().Get("page"); p != "" {
+			n, _ = strconv.Atoi(p)
+		}
+		list, ok := pages[key]
+		if !ok || n < 1 || n > len(list) {
+			http.NotFound(w, r)
+			return
+		}
+		pg := list[n-1]
+		if pg.link != "" {
+			w.Header().Set("Link", strings.ReplaceAll(pg.link, "{self}", srv.URL))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if pg.body != "" {
+			fmt.Fprint(w, pg.body)
+			return
+		}
+		rows := []map[string]any{}
+		for _, id := range pg.ids {
+			rows = append(rows, map[string]any{"id": id})
+		}
+		var data any = rows
+		if r.URL.Path == "/ip" {
+			data = map[string]any{"list": rows}
+		}
+		doc := map[string]any{"data": data}
+		if n < len(list) && (r.URL.Path == "/nx" || r.URL.Path == "/ip") {
+			doc["next"] = fmt.Sprintf("%s%s?set=%s&page=%d", srv.URL, r.URL.Path, r.URL.Query().Get("set"), n+1)
+		}
+		json.NewEncoder(w).Encode(doc)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// listEndRun runs program and returns its first column joined by spaces,
+// or the problem's status and body.
+func listEndRun(t *testing.T, f *fixture, path, program string) (string, int, string) {
+	t.Helper()
+	r := f.do(t, "POST", path, "text/plain", program, "Accept", "application/json")
+	if r.status != http.StatusOK {
+		return "", r.status, r.body
+	}
+	var out struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+		t.Fatalf("%s: %v", program, err)
+	}
+	var got []string
+	cols, _ := out.Results[0]["columns"].([]any)
+	for _, row := range rows(t, out.Results[0]) {
+		got = append(got, fmt.Sprint(row[cols[0].(string)]))
+	}
+	return strings.Join(got, " "), r.status, r.body
+}
+
+type listEndCase struct {
+	program string
+	want    string // the first column's values, or "refused:<fragment>"
+}
+
+func checkListEnd(t *testing.T, f *fixture, path string, tests []listEndCase) {
+	t.Helper()
+	for _, tt := range tests {
+		got, status, body := listEndRun(t, f, path, tt.program)
+		if frag, ok := strings.CutPrefix(tt.want, "refused:"); ok {
+			if status == http.StatusOK || !strings.Contains(body, frag) {
+				t.Errorf("%s: status %d, answer %q %s; want a refusal mentioning %q", tt.program, status, got, body, frag)
+			}
+			continue
+		}
+		if status != http.StatusOK || got != tt.want {
+			t.Errorf("%s: status %d, got %q, want %q (%s)", tt.program, status, got, tt.want, body)
+		}
+	}
+}
+
+// TestListPageWithoutItsKey: a page answering 200 without the key its list
+// is declared under (a rate-limit notice, Slack's {"ok":false,…}) is
+// refused, on the first page and on a later one, naming the expected path
+// and the keys present. Before, the first page was read as no rows and a
+// later one ended the list: a prefix answered as the whole list.
+func TestListPageWithoutItsKey(t *testing.T) {
+	limited := listEndPage{body: `{"error":"rate limited"}`}
+	backend := listEndBackend(t, map[string][]listEndPage{
+		"/nx?ok":    {{ids: []int{1, 2, 3}}, {ids: []int{4}}},
+		"/nx?miss1": {limited},
+		"/nx?miss2": {{ids: []int{1, 2, 3}}, {body: `{"ok":false,"error":"invalid_cursor"}`}},
+		"/nx?nul":   {{ids: []int{1, 2}}, {body: `{"data":null}`}},
+		"/nx?emp":   {{body: `{"data":[]}`}},
+		"/ip?ok":    {{ids: []int{1, 2}}, {ids: []int{3}}},
+		"/ip?miss2": {{ids: []int{1, 2}}, {body: `{"data":{"error":"rate limited"}}`}},
+		"/ip?miss1": {limited},
+	})
+	f := catalogFixture(t, "listend", map[string]string{"domain.yaml": listEndDomain, "mappings.yaml": listEndMappings}, backend.URL)
+	path := f.open(t, "listend", "Nx", "Ip")
+	checkListEnd(t, f, path, []listEndCase{
+		{`Nx{set="ok"}.sort(id)[id]`, "1 2 3 4"},
+		{`Nx{set="nul"}.sort(id)[id]`, "1 2"},
+		{`Nx{set="emp"}.aggregate(n=count)`, "0"},
+		{`Nx{set="miss1"}.sort(id)[id]`, `refused:has no \"data\" at the top level (its keys: error)`},
+		{`Nx{set="miss2"}.sort(id)[id]`, `refused:(its keys: error, ok)`},
+		{`Nx{set="miss2"}.aggregate(n=count)`, "refused:the list is expected at data"},
+		{`Ip{set="ok"}.sort(id)[id]`, "1 2 3"},
+		{`Ip{set="miss1"}.sort(id)[id]`, `refused:the list is expected at data.list`},
+		{`Ip{set="miss2"}.aggregate(n=count)`, `refused:has no \"list\" at data (its keys: error)`},
+	})
+}
