@@ -194,3 +194,33 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		{`Ip{set="miss2"}.aggregate(n=count)`, `refused:has no \"list\" at data (its keys: error)`},
 	})
 }
+
+// counterPages is seven rows in pages of three, each page with the given
+// Link header.
+func counterPages(link string) []listEndPage {
+	return []listEndPage{{ids: []int{1, 2, 3}, link: link}, {ids: []int{4, 5, 6}, link: link}, {ids: []int{7}, link: link}}
+}
+
+// TestCounterLinkHeaderRels: a Link header ends a counter-paged list only
+// when its rel values name other pages (first, prev, last) and none is
+// next. Before, the text "last", "prev" or "first" anywhere in it (a URL,
+// another parameter) ended the list after page 1.
+func TestCounterLinkHeaderRels(t *testing.T) {
+	backend := listEndBackend(t, map[string][]listEndPage{
+		"/pc?ok":       counterPages(""),
+		"/pc?linkself": counterPages(`<{self}/pc?sort=last_modified>; rel="self"`),
+		"/pc?linkhelp": counterPages(`<{self}/docs/first-steps>; rel="help"`),
+		"/pc?linkdep":  counterPages(`<{self}/deprecation>; rel="deprecation"; title="prev API, last release"`),
+		// The backend's own word: page 2 is the last (page 3 is not served).
+		"/pc?lastrel": {{ids: []int{1, 2, 3}, link: `<{self}/pc?page=2>; rel="next"`}, {ids: []int{4, 5, 6}, link: `<{self}/pc?page=1>; rel="First", <{self}/pc?page=1>; rel=prev`}},
+	})
+	f := catalogFixture(t, "listend", map[string]string{"domain.yaml": listEndDomain, "mappings.yaml": listEndMappings}, backend.URL)
+	path := f.open(t, "listend", "Pc")
+	checkListEnd(t, f, path, []listEndCase{
+		{`Pc{set="ok"}.aggregate(n=count)`, "7"},
+		{`Pc{set="linkself"}.aggregate(n=count)`, "7"},
+		{`Pc{set="linkhelp"}.aggregate(n=count)`, "7"},
+		{`Pc{set="linkdep"}.aggregate(n=count)`, "7"},
+		{`Pc{set="lastrel"}.sort(id, desc)[id]`, "6 5 4 3 2 1"},
+	})
+}

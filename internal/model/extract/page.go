@@ -203,14 +203,26 @@ func shortPage(p *Paging, cur map[string]any, items int) bool {
 }
 
 // linkSaysLast reports whether an RFC 8288 Link header describes the list
-// (first, prev or last links) without a next one: the backend's own word
-// that this is the last page, even when the catalog pages by counter.
+// (links with rel first, prev, previous or last) without a next one: the
+// backend's own word that this is the last page, even when the catalog
+// pages by counter. Only rel values count: the text "last" in a target
+// URL (?sort=last_modified) or in another parameter says nothing.
 func linkSaysLast(h string) bool {
-	if strings.TrimSpace(h) == "" || nextLink(h) != "" {
-		return false
+	links := parseLinks(h)
+	for _, l := range links {
+		if slices.Contains(l.rels, "next") {
+			return false
+		}
 	}
-	low := strings.ToLower(h)
-	return strings.Contains(low, "rel=") && (strings.Contains(low, "last") || strings.Contains(low, "prev") || strings.Contains(low, "first"))
+	for _, l := range links {
+		for _, rel := range l.rels {
+			switch rel {
+			case "first", "prev", "previous", "last":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lookup reads a paging field (a from_response cursor, a next-URL field,
@@ -302,13 +314,35 @@ func header(h map[string]string, name string) string {
 }
 
 // nextLink returns the target of the first rel="next" link in an RFC 8288
-// Link header value, or "". Commas and semicolons inside quoted parameter
-// values and inside <…> targets do not split.
+// Link header value, or "".
 func nextLink(h string) string {
+	for _, l := range parseLinks(h) {
+		if slices.Contains(l.rels, "next") {
+			return l.target
+		}
+	}
+	return ""
+}
+
+// link is one entry of an RFC 8288 Link header: its target and its
+// relation types, lower-cased.
+type link struct {
+	target string
+	rels   []string
+}
+
+// parseLinks reads an RFC 8288 Link header value. Commas and semicolons
+// inside quoted parameter values and inside <…> targets do not split; a
+// rel value holds space-separated relation types, quoted or not, compared
+// case-insensitively, and only a link's first rel parameter counts
+// (§3.3). An entry that does not start with <…> is skipped; an
+// unterminated target ends the parse.
+func parseLinks(h string) []link {
+	var out []link
 	for {
 		h = strings.TrimLeft(h, " \t,")
 		if h == "" {
-			return ""
+			return out
 		}
 		if h[0] != '<' {
 			// Malformed entry: skip to the next one.
@@ -317,24 +351,40 @@ func nextLink(h string) string {
 		}
 		end := strings.IndexByte(h, '>')
 		if end < 0 {
-			return ""
+			return out
 		}
-		target := h[1:end]
+		l := link{target: strings.TrimSpace(h[1:end])}
 		params, rest := scanParams(h[end+1:])
 		for _, prm := range params {
 			name, val, _ := strings.Cut(prm, "=")
 			if !strings.EqualFold(strings.TrimSpace(name), "rel") {
 				continue
 			}
-			val = strings.Trim(strings.TrimSpace(val), `"`)
-			for _, rel := range strings.Fields(val) {
-				if strings.EqualFold(rel, "next") {
-					return strings.TrimSpace(target)
-				}
+			val = strings.TrimSpace(val)
+			if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+				val = unquote(val[1 : len(val)-1])
 			}
+			l.rels = strings.Fields(strings.ToLower(val))
+			break
 		}
+		out = append(out, l)
 		h = rest
 	}
+}
+
+// unquote undoes a quoted-string's backslash escapes (RFC 9110 §5.6.4).
+func unquote(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // scanParams reads ";"-separated parameters up to the comma that ends a
