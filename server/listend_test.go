@@ -224,3 +224,34 @@ func TestCounterLinkHeaderRels(t *testing.T) {
 		{`Pc{set="lastrel"}.sort(id, desc)[id]`, "6 5 4 3 2 1"},
 	})
 }
+
+// TestCounterMaxRefusesFullPage: a counter's max (2 pages of 3 here) ends
+// a list only on a page that is the last anyway (short or empty); when the
+// page at max is full the run is refused (page-max), never answered from
+// the six rows read (before: 7 rows answered as 6). A .limit the pages up
+// to max fill is still answered.
+func TestCounterMaxRefusesFullPage(t *testing.T) {
+	backend := listEndBackend(t, map[string][]listEndPage{
+		"/pm?seven": counterPages(""),
+		"/pm?five":  {{ids: []int{1, 2, 3}}, {ids: []int{4, 5}}},
+		"/pm?three": {{ids: []int{1, 2, 3}}, {ids: nil}},
+	})
+	f := catalogFixture(t, "listend", map[string]string{"domain.yaml": listEndDomain, "mappings.yaml": listEndMappings}, backend.URL)
+	path := f.open(t, "listend", "Pm")
+	checkListEnd(t, f, path, []listEndCase{
+		{`Pm{set="seven"}.sort(id, desc)[id]`, `refused:problems/page-max"`},
+		{`Pm{set="seven"}.aggregate(n=count)`, "refused:stopped at the catalog's page counter max (page 2) after 2 pages and 6 rows"},
+		{`Pm{set="seven"}.limit(5)[id]`, "1 2 3 4 5"},
+		{`Pm{set="five"}.sort(id, desc)[id]`, "5 4 3 2 1"},
+		{`Pm{set="three"}.aggregate(n=count)`, "3"},
+	})
+	// A bare list answers its pages with a handle; the handle past max is refused.
+	h1 := f.runJSON(t, path, `Pm{set="seven"}[id]`)[0]
+	h2 := f.runJSON(t, path, "page("+fmt.Sprint(h1["page_handle"])+")")[0]
+	if len(rows(t, h1)) != 3 || len(rows(t, h2)) != 3 || h2["page_handle"] == nil {
+		t.Fatalf("pages: %v, %v", h1, h2)
+	}
+	if r := f.do(t, "POST", path, "text/plain", "page("+fmt.Sprint(h2["page_handle"])+")"); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "its next page is past the catalog's page counter max (page 2)") {
+		t.Errorf("page past max: %d %s", r.status, r.body)
+	}
+}

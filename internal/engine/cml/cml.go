@@ -109,6 +109,9 @@ func (c *compiler) compile() (*abi.CompiledRequest, error) {
 	var state map[string]any
 	loc := Location(c.m)
 	if p := c.m.Pagination; p != nil {
+		if at, ok := c.req.Page[PastMaxKey]; ok {
+			return nil, c.fail("the list may continue past the page counter's max; no page after it is read", "page state is past the max of page counter %v", at)
+		}
 		state = PageState(p, c.req.Page)
 		switch loc {
 		case LocQuery, LocBody, LocLinkHeader, LocResponseNextURL:

@@ -21,6 +21,11 @@ const (
 // link_header and response_next_url pagination.
 const NextURLKey = "next_url"
 
+// PastMaxKey marks a page state past a counter's max (extract.PastMaxKey):
+// the executor refuses to read on from it, and the compiler does too, since
+// that state holds no counter and would otherwise fetch the first page again.
+const PastMaxKey = "#past_max"
+
 // Location returns where a mapping's paging parameters go, applying the
 // defaults: the GraphQL variables for graphql transport, else the query.
 func Location(m *catalog.Mapping) string {

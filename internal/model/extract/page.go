@@ -2,6 +2,7 @@ package extract
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"slices"
@@ -26,6 +27,20 @@ const NextURLKey = "next_url"
 // seen so far. It names no paging parameter (the compiler only sends
 // declared ones), and '#' cannot start a CML variable name.
 const pageSizeKey = "#page_size"
+
+// PastMaxKey is the page-state key of a list whose page counter reached
+// its max on a page that may not be the last (it was not short or empty,
+// and no end signal said so). Ending the list there would answer a prefix
+// as the whole list, so the state says what stopped it (the parameter
+// and its max, "page 2") and the executor refuses to read on from it
+// (executor.MaxPagesError) rather than answer as if the list ended.
+const PastMaxKey = "#past_max"
+
+// PastMax reports the counter and max that stop a list at state, if any.
+func PastMax(state map[string]any) (string, bool) {
+	s, ok := state[PastMaxKey].(string)
+	return s, ok
+}
 
 // sizeParamNames are the paging parameters Plasm reads as a page size when
 // they are fixed; the suffixes _size and _limit count too.
@@ -120,7 +135,9 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 			}
 			n := at + step
 			if pp.Max > 0 && n > pp.Max {
-				return nil, nil
+				// Short and empty pages ended the list above; this one
+				// may have more after it, which max forbids reading.
+				return map[string]any{PastMaxKey: fmt.Sprintf("%s %d", pp.Name, pp.Max)}, nil
 			}
 			next[pp.Name] = n
 			advances = true

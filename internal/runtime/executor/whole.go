@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/extract"
 	"github.com/plasmd/plasmd/internal/model/plan"
 )
 
@@ -304,6 +305,9 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 	l := &listRead{last: at.before}
 	state, skip, returned := at.state, at.skip, at.returned
 	for first := true; ; first = false {
+		if at, ok := extract.PastMax(state); ok {
+			return nil, 0, &MaxPagesError{Capability: capability, Entity: entity, Counter: at, Pages: len(l.pages), Rows: len(l.table.Rows)}
+		}
 		if err := r.meter.take(entity); err != nil {
 			return nil, 0, err
 		}

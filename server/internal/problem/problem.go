@@ -131,6 +131,8 @@ func From(err error) *Problem {
 		return p
 	case errors.Is(err, executor.ErrBudget):
 		return New(http.StatusUnprocessableEntity, "run-budget", err.Error())
+	case errors.Is(err, executor.ErrPageMax):
+		return New(http.StatusUnprocessableEntity, "page-max", err.Error())
 	case errors.Is(err, executor.ErrPagesOverlap):
 		return New(http.StatusBadGateway, "pages-overlap", err.Error())
 	case errors.Is(err, executor.ErrFanOut):

@@ -41,6 +41,7 @@ func TestToProblem(t *testing.T) {
 		{fmt.Errorf("x: %w", egress.ErrTimeout), 504, "backend-timeout"},
 		{fmt.Errorf("x: %w", egress.ErrSecret), 424, "secret-missing"},
 		{&executor.Error{Node: 1, Err: executor.ErrFanOut}, 422, "fan-out"},
+		{&executor.Error{Node: 0, Err: &executor.MaxPagesError{Capability: "pc_query", Entity: "Pc", Counter: "page 2", Pages: 2, Rows: 6}}, 422, "page-max"},
 		{&executor.Error{Node: 0, Err: &executor.OverlapError{Capability: "pokemon_query", Entity: "Pokemon", Page: 2, Repeated: 19, Rows: 20}}, 502, "pages-overlap"},
 		{context.DeadlineExceeded, 504, "timeout"},
 		{&executor.Error{Node: 2, Err: errors.New("argument issue_id takes id from a result with 0 rows")}, 422, "run-failed"},
