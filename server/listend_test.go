@@ -255,3 +255,21 @@ func TestCounterMaxRefusesFullPage(t *testing.T) {
 		t.Errorf("page past max: %d %s", r.status, r.body)
 	}
 }
+
+// TestCounterShortMiddlePage: a counter with no page-size parameter and no
+// stop_when reads on past a page shorter than an earlier one (a backend
+// that filters rows per page returns such pages mid-list) until an empty
+// page. Before, pages [1,2,3] [4,5] [6,7,8] [] answered 5 rows for 8.
+func TestCounterShortMiddlePage(t *testing.T) {
+	backend := listEndBackend(t, map[string][]listEndPage{
+		"/pn?var":  {{ids: []int{1, 2, 3}}, {ids: []int{4, 5}}, {ids: []int{6, 7, 8}}, {ids: nil}},
+		"/pn?even": {{ids: []int{1, 2, 3}}, {ids: []int{4, 5, 6}}, {body: `{"data":[]}`}},
+	})
+	f := catalogFixture(t, "listend", map[string]string{"domain.yaml": listEndDomain, "mappings.yaml": listEndMappings}, backend.URL)
+	path := f.open(t, "listend", "Pn")
+	checkListEnd(t, f, path, []listEndCase{
+		{`Pn{set="var"}.aggregate(n=count)`, "8"},
+		{`Pn{set="var"}.sort(id, desc).limit(3)[id]`, "8 7 6"},
+		{`Pn{set="even"}.aggregate(n=count)`, "6"},
+	})
+}

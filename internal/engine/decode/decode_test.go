@@ -64,9 +64,17 @@ var decodeCases = []decodeCase{
 		rows: [][]any{{int64(1), "a", nil, nil, nil, nil, nil}, {int64(2), "b", nil, nil, nil, nil, nil}},
 	},
 	{
-		name: "results_missing_is_empty",
+		// A page without the key its list is declared under is an error
+		// answered with 200, not an empty page (it would end the list).
+		name:    "results_missing_is_refused",
+		cap:     "pokemon_results",
+		body:    `{"count":0}`,
+		errCode: abi.CodeDecode, errText: `has no "results" at the top level (its keys: count)`,
+	},
+	{
+		name: "results_empty_is_empty",
 		cap:  "pokemon_results",
-		body: `{"count":0}`,
+		body: `{"count":0,"results":[]}`,
 		rows: [][]any{},
 	},
 	{
@@ -134,7 +142,7 @@ var decodeCases = []decodeCase{
 		body: `{"data":{"issues":{"nodes":[{"id":"a1","title":"Crash","number":12,"team":{"key":"ENG"}},{"id":"a2","title":"Slow","number":13}],"pageInfo":{"endCursor":"c2","hasNextPage":true}}}}`,
 		page: map[string]any{"after": "c1"},
 		rows: [][]any{{"a1", "Crash", int64(12), "ENG"}, {"a2", "Slow", int64(13), nil}},
-		next: map[string]any{"after": "c2", "#page_size": int64(2)},
+		next: map[string]any{"after": "c2"},
 	},
 	{
 		name:  "graphql_last_page",
@@ -336,7 +344,7 @@ var decodeCases = []decodeCase{
 		cap:   "pokemon_results",
 		body:  `{"results":` + pokemonList(20) + `}`,
 		nrows: 20,
-		next:  map[string]any{"offset": int64(20), "limit": float64(20), "#page_size": int64(20)},
+		next:  map[string]any{"offset": int64(20), "limit": float64(20)},
 	},
 	{
 		name:  "offset_next_from_json_state",
@@ -344,7 +352,7 @@ var decodeCases = []decodeCase{
 		page:  map[string]any{"offset": float64(20), "limit": float64(20)},
 		body:  `{"results":` + pokemonList(20) + `}`,
 		nrows: 20,
-		next:  map[string]any{"offset": int64(40), "limit": float64(20), "#page_size": int64(20)},
+		next:  map[string]any{"offset": int64(40), "limit": float64(20)},
 	},
 	{
 		name:  "offset_short_page_stops",
@@ -371,14 +379,24 @@ var decodeCases = []decodeCase{
 		cap:   "pokemon_pages",
 		body:  pokemonList(3),
 		nrows: 3,
-		next:  map[string]any{"page": int64(2), "#page_size": int64(3)},
+		next:  map[string]any{"page": int64(2)},
 	},
 	{
-		name:  "page_counter_max_stops",
+		// A full page at max may have more after it: the state says so
+		// and the executor refuses to read on (page-max).
+		name:  "page_counter_max_marks_past_max",
 		cap:   "pokemon_pages",
 		page:  map[string]any{"page": float64(3)},
 		body:  pokemonList(3),
 		nrows: 3,
+		next:  map[string]any{"#past_max": "page 3"},
+	},
+	{
+		name:  "page_counter_max_empty_page_stops",
+		cap:   "pokemon_pages",
+		page:  map[string]any{"page": float64(3)},
+		body:  pokemonList(0),
+		nrows: 0,
 	},
 	{
 		// As in Plasm, a counter without step grows by 1 per page.
@@ -387,14 +405,18 @@ var decodeCases = []decodeCase{
 		page:  map[string]any{"skip": json.Number("7")},
 		body:  pokemonList(4),
 		nrows: 4,
-		next:  map[string]any{"skip": int64(8), "#page_size": int64(4)},
+		next:  map[string]any{"skip": int64(8)},
 	},
 	{
-		name:  "counter_shorter_than_seen_page_stops",
+		// With no page-size parameter a page shorter than an earlier one
+		// (one the backend filtered) does not end the list; an empty page
+		// does. An older handle's #page_size is ignored.
+		name:  "counter_shorter_than_seen_page_continues",
 		cap:   "pokemon_offset_auto",
 		page:  map[string]any{"skip": json.Number("2"), "#page_size": float64(10)},
 		body:  pokemonList(4),
 		nrows: 4,
+		next:  map[string]any{"skip": int64(3)},
 	},
 	{
 		name:    "counter_link_header_without_next_stops",
@@ -451,7 +473,7 @@ var decodeCases = []decodeCase{
 		body:  `{"meta":{"cursor":"k2","more":true},"results":` + strings.Repeat(`[{"id":"a"}`, 1) + strings.Repeat(`,{"id":"b"}`, 9) + `]}`,
 		page:  map[string]any{"cursor": "k1"},
 		nrows: 10,
-		next:  map[string]any{"cursor": "k2", "size": "10", "#page_size": int64(10)},
+		next:  map[string]any{"cursor": "k2", "size": "10"},
 	},
 	{
 		// The stop field and the cursor decide, not the page's length: a
@@ -461,7 +483,7 @@ var decodeCases = []decodeCase{
 		body:  `{"meta":{"cursor":"k2","more":true},"results":[{"id":"a"}]}`,
 		page:  map[string]any{"cursor": "k1"},
 		nrows: 1,
-		next:  map[string]any{"cursor": "k2", "size": "10", "#page_size": int64(1)},
+		next:  map[string]any{"cursor": "k2", "size": "10"},
 	},
 	{
 		name:  "stop_when_absent_stops",

@@ -23,11 +23,6 @@ const (
 // reads it under the same name).
 const NextURLKey = "next_url"
 
-// pageSizeKey is the page-state key remembering the largest page of a list
-// seen so far. It names no paging parameter (the compiler only sends
-// declared ones), and '#' cannot start a CML variable name.
-const pageSizeKey = "#page_size"
-
 // PastMaxKey is the page-state key of a list whose page counter reached
 // its max on a page that may not be the last (it was not short or empty,
 // and no end signal said so). Ending the list there would answer a prefix
@@ -61,8 +56,10 @@ var sizeParamNames = []string{"size", "limit", "per_page", "page_size", "pagesiz
 // header that names other pages but no rel="next"; and, for counters with
 // no stop_when (nothing else tells), a page shorter than the page size the
 // request asked for (a fixed size-like parameter such as limit or
-// per_page) or than the largest page seen earlier in the same list (kept
-// in the state under pageSizeKey).
+// per_page), as in Plasm. Without such a parameter a short page says
+// nothing: a backend that filters rows per page (permissions, deleted
+// items) returns short pages in the middle of a list, so only an empty
+// page (or the backend's own signal) ends it.
 func (a *applier) next(get func(path []string) (any, bool), items int) (map[string]any, *abi.Error) {
 	p := a.s.Paging
 	cur := pageState(p, a.req.Page)
@@ -117,7 +114,7 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 		return nil, a.fail("declare the next URL field as a from_response parameter", "pagination location response_next_url has no from_response parameter")
 	}
 
-	if linkSaysLast(header(a.req.Headers, "Link")) || (!hasEndSignal(p) && shortPage(p, cur, items)) {
+	if linkSaysLast(header(a.req.Headers, "Link")) || (!hasEndSignal(p) && shortPage(p, items)) {
 		return nil, nil
 	}
 	advances := false
@@ -158,8 +155,6 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 	if !advances {
 		return nil, nil
 	}
-	seen, _ := toInt64(cur[pageSizeKey])
-	next[pageSizeKey] = max(seen, int64(items))
 	return next, nil
 }
 
@@ -199,10 +194,11 @@ func hasEndSignal(p *Paging) bool {
 	return false
 }
 
-// shortPage reports whether a page of items rows is shorter than a page of
-// this list can be: below the fixed page-size parameter the request sent,
-// or below the largest page seen earlier in the list.
-func shortPage(p *Paging, cur map[string]any, items int) bool {
+// shortPage reports whether a page of items rows is shorter than the
+// fixed page-size parameter the request sent. A page shorter than an
+// earlier one is not enough: a backend that drops rows the caller may not
+// see after choosing a page returns short pages mid-list.
+func shortPage(p *Paging, items int) bool {
 	for _, pp := range p.Params {
 		if pp.Fixed == nil {
 			continue
@@ -215,8 +211,7 @@ func shortPage(p *Paging, cur map[string]any, items int) bool {
 			return true
 		}
 	}
-	seen, _ := toInt64(cur[pageSizeKey])
-	return int64(items) < seen
+	return false
 }
 
 // linkSaysLast reports whether an RFC 8288 Link header describes the list
