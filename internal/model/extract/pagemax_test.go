@@ -50,7 +50,7 @@ func TestCounterMax(t *testing.T) {
 				}
 				got = "past max: " + at
 			} else if out.Next != nil {
-					got = fmt.Sprint(out.Next)
+				got = fmt.Sprint(out.Next)
 			}
 			if !strings.EqualFold(got, tt.want) {
 				t.Errorf("next %s, want %s", got, tt.want)
