@@ -16,7 +16,7 @@ import (
 // domain.yaml and mappings.yaml) go into a directory named entry, which
 // is loaded as a user's would be; backend, when set, replaces its
 // http_backend. The server closes when the test ends.
-func catalogFixture(t *testing.T, entry string, files map[string]string, backend string) *fixture {
+func catalogFixture(t *testing.T, entry string, files map[string]string, backend string, configure ...func(*server.Config)) *fixture {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), entry)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -34,7 +34,11 @@ func catalogFixture(t *testing.T, entry string, files map[string]string, backend
 	if backend != "" {
 		cat.HTTPBackend = backend
 	}
-	app, err := server.New(context.Background(), server.Config{CacheDir: testCacheDir()}, []*catalog.Catalog{cat})
+	cfg := server.Config{CacheDir: testCacheDir()}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	app, err := server.New(context.Background(), cfg, []*catalog.Catalog{cat})
 	if err != nil {
 		t.Fatal(err)
 	}

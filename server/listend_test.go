@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/plasmd/plasmd/server"
+	"github.com/plasmd/plasmd/server/internal/tenant"
 )
 
 // listEndDomain and listEndMappings page one row entity in the ways where
@@ -25,12 +28,20 @@ entities:
   Pc: {id_field: id, fields: {id: {value_ref: id}}}
   Pm: {id_field: id, fields: {id: {value_ref: id}}}
   Pn: {id_field: id, fields: {id: {value_ref: id}}}
+  Par:
+    id_field: id
+    fields: {id: {value_ref: id}}
+    relations:
+      kids: {target: Kid, cardinality: many, materialize: {kind: query_scoped, capability: kid_query, param: parent}}
+  Kid: {id_field: id, fields: {id: {value_ref: id}}}
 capabilities:
   nx_query: {kind: query, entity: Nx, parameters: [{name: set, value_ref: text}]}
   ip_query: {kind: query, entity: Ip, parameters: [{name: set, value_ref: text}]}
   pc_query: {kind: query, entity: Pc, parameters: [{name: set, value_ref: text}]}
   pm_query: {kind: query, entity: Pm, parameters: [{name: set, value_ref: text}]}
   pn_query: {kind: query, entity: Pn, parameters: [{name: set, value_ref: text}]}
+  par_query: {kind: query, entity: Par}
+  kid_query: {kind: query, entity: Kid, parameters: [{name: parent, value_ref: id}]}
 `
 
 const listEndMappings = `nx_query:
@@ -66,6 +77,17 @@ pn_query:
   response: {items: data}
   pagination:
     params: {page: {counter: 1}}
+par_query:
+  method: GET
+  path: [{type: literal, value: par}]
+  response: {items: data}
+kid_query:
+  method: GET
+  path: [{type: literal, value: kids}]
+  query: {type: object, fields: [[set, {type: var, name: parent}]]}
+  response: {items: data}
+  pagination:
+    params: {page: {counter: 1}, per_page: {fixed: 2}}
 `
 
 // listEndPage is one page a listEndBackend answers: its rows, or a whole
@@ -122,9 +144,9 @@ func listEndBackend(t *testing.T, pages map[string][]listEndPage) *httptest.Serv
 
 // listEndRun runs program and returns its first column joined by spaces,
 // or the problem's status and body.
-func listEndRun(t *testing.T, f *fixture, path, program string) (string, int, string) {
+func listEndRun(t *testing.T, f *fixture, path, program string, header ...string) (string, int, string) {
 	t.Helper()
-	r := f.do(t, "POST", path, "text/plain", program, "Accept", "application/json")
+	r := f.do(t, "POST", path, "text/plain", program, append([]string{"Accept", "application/json"}, header...)...)
 	if r.status != http.StatusOK {
 		return "", r.status, r.body
 	}
@@ -147,10 +169,10 @@ type listEndCase struct {
 	want    string // the first column's values, or "refused:<fragment>"
 }
 
-func checkListEnd(t *testing.T, f *fixture, path string, tests []listEndCase) {
+func checkListEnd(t *testing.T, f *fixture, path string, tests []listEndCase, header ...string) {
 	t.Helper()
 	for _, tt := range tests {
-		got, status, body := listEndRun(t, f, path, tt.program)
+		got, status, body := listEndRun(t, f, path, tt.program, header...)
 		if frag, ok := strings.CutPrefix(tt.want, "refused:"); ok {
 			if status == http.StatusOK || !strings.Contains(body, frag) {
 				t.Errorf("%s: status %d, answer %q %s; want a refusal mentioning %q", tt.program, status, got, body, frag)
@@ -272,4 +294,40 @@ func TestCounterShortMiddlePage(t *testing.T) {
 		{`Pn{set="var"}.sort(id, desc).limit(3)[id]`, "8 7 6"},
 		{`Pn{set="even"}.aggregate(n=count)`, "6"},
 	})
+}
+
+// TestBudgetLimitWithoutSortServed: with read_pages 3 and read_rows 5, a
+// .limit(n) with no sort before it is answered when its rows fit the
+// budget, though the page that fills it brings more (before: refused once
+// page 2 brought the rows read to 6), and Par.kids.limit(2) reads only the
+// first parent's first page of kids (before: every parent's kids, refused
+// on pages). A limit past the budget is refused without suggesting "a
+// smaller .limit(n) without .sort".
+func TestBudgetLimitWithoutSortServed(t *testing.T) {
+	backend := listEndBackend(t, map[string][]listEndPage{
+		"/pc?ok":  counterPages(""),
+		"/par?":   {{ids: []int{1, 2}}},
+		"/kids?1": {{ids: []int{11, 12}}, {ids: []int{13, 14}}, {ids: []int{15}}},
+		"/kids?2": {{ids: []int{21, 22}}, {ids: nil}},
+	})
+	f := catalogFixture(t, "listend", map[string]string{"domain.yaml": listEndDomain, "mappings.yaml": listEndMappings}, backend.URL, func(c *server.Config) {
+		set, err := tenant.Parse([]byte(fmt.Sprintf("tenants:\n  - id: tiny\n    token_sha256: [%s]\n    limits: {read_pages: 3, read_rows: 5}\n", tenant.Digest(tokenA))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tenants = set
+	})
+	body, _ := json.Marshal(map[string]any{"entry_id": "listend", "entities": []string{"Pc", "Par", "Kid"}})
+	r := f.do(t, "POST", "/execute", "application/json", string(body), "Authorization", "Bearer "+tokenA)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("open: %d %s", r.status, r.body)
+	}
+	path := r.header.Get("Location")
+	checkListEnd(t, f, path, []listEndCase{
+		{`Pc{set="ok"}.limit(4)[id]`, "1 2 3 4"},
+		{`Par.kids.limit(2)[id]`, "11 12"},
+		{`Par.kids.limit(3)[id]`, "11 12 13"},
+		{`Pc{set="ok"}.limit(6)[id]`, "refused:a smaller n in its .limit(n)"},
+		{`Pc{set="ok"}.sort(id).limit(2)[id]`, "refused:problems/run-budget"},
+	}, "Authorization", "Bearer "+tokenA)
 }

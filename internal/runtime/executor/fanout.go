@@ -31,16 +31,11 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	if err != nil {
 		return abi.Table{}, err
 	}
-	// Every parent called needs at least one read: refuse before the first
-	// call when they cannot all be read within the run's budget.
-	if err := r.meter.reserve(len(calls), n.Entity); err != nil {
-		return abi.Table{}, err
-	}
 	relation := ""
 	if n.Hop.Materialize == "from_parent_get" {
 		relation = n.Hop.Relation
 	}
-	t, err := r.fanOut(ctx, n, n.Hop.Capability, relation, len(calls), step, func(i int) (map[string]any, error) {
+	varsFor := func(i int) (map[string]any, error) {
 		i = calls[i]
 		vars := literalArgs(n)
 		for _, b := range n.Hop.Binds {
@@ -55,7 +50,16 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 			vars[b.Var] = v
 		}
 		return vars, nil
-	})
+	}
+	if preds, limit, ok := prefixLimit(n.Filters, n.Transforms); ok && n.Hop.DistinctBy == "" {
+		return r.hopUntilLimit(ctx, n, relation, len(calls), step, varsFor, preds, limit)
+	}
+	// Every parent called needs at least one read: refuse before the first
+	// call when they cannot all be read within the run's budget.
+	if err := r.meter.reserve(len(calls), n.Entity); err != nil {
+		return abi.Table{}, err
+	}
+	t, err := r.fanOut(ctx, n, n.Hop.Capability, relation, len(calls), step, varsFor)
 	if err != nil || n.Hop.DistinctBy == "" {
 		return t, err
 	}

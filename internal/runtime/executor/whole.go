@@ -59,6 +59,9 @@ type BudgetError struct {
 	Pages  int    // read calls made before stopping
 	Rows   int    // rows read before stopping
 	Need   int    // when known before reading: the calls the step needs
+	// Limited: the read already stopped at its .limit(n) (no sort before
+	// it), so narrowing means a smaller n, not dropping a sort.
+	Limited bool
 }
 
 func (e *BudgetError) Error() string {
@@ -70,9 +73,13 @@ func (e *BudgetError) Error() string {
 	if e.Need > 0 {
 		what = fmt.Sprintf("%s needs %d more calls:", what, e.Need)
 	}
+	narrow := "a smaller .limit(n) without .sort"
+	if e.Limited {
+		narrow = "a smaller n in its .limit(n) (the read already stops once the limit is filled)"
+	}
 	return fmt.Sprintf("%v: %s exceeds this run's budget of %d %s (read %d pages, %d rows before stopping); no partial list is returned. "+
-		"Narrow the program: a predicate the backend filters on (%s{field=value}), a smaller .limit(n) without .sort, or a bare %s query read page by page with page(…)",
-		ErrBudget, what, limit, e.Kind, e.Pages, e.Rows, e.Entity, e.Entity)
+		"Narrow the program: a predicate the backend filters on (%s{field=value}), %s, or a bare %s query read page by page with page(…)",
+		ErrBudget, what, limit, e.Kind, e.Pages, e.Rows, e.Entity, narrow, e.Entity)
 }
 
 // Is makes errors.Is(err, ErrBudget) hold.
@@ -346,19 +353,27 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 		if dec.Next != nil {
 			l.last = seenOf(keys)
 		}
+		before := len(l.table.Rows)
 		l.table.Rows = append(l.table.Rows, rows...)
-		if err := r.meter.add(len(rows), entity); err != nil {
-			return nil, 0, err
-		}
 		skip, returned, state, l.next = 0, nil, dec.Next, dec.Next
+		used := -1
 		if enough != nil {
-			used, err := enough(l.table)
-			if err != nil {
+			if used, err = enough(l.table); err != nil {
 				return nil, 0, err
 			}
-			if used >= 0 {
-				return l, used, nil
-			}
+		}
+		// A read that its answer settles within this page is charged only
+		// the rows the answer needed: the rest came with the page but the
+		// program never uses them, and must not make it exceed the budget.
+		charge := len(rows)
+		if used >= 0 {
+			charge = min(charge, max(0, used-before))
+		}
+		if err := r.meter.add(charge, entity); err != nil {
+			return nil, 0, err
+		}
+		if used >= 0 {
+			return l, used, nil
 		}
 		if state == nil {
 			return l, len(l.table.Rows), nil
@@ -387,11 +402,15 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		return abi.Table{}, nil, err
 	}
 	enough := onePage
+	_, _, limited := prefixLimit(n.Filters, n.Transforms)
 	if !r.paged[n.ID] {
 		enough = untilLimit(n.Filters, n.Transforms)
 	}
 	enough = pageSizeEnough(n.PageSize, r.paged[n.ID], enough)
 	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, resumeAt{}, "", step, enough)
+	if limited {
+		err = limitBound(err)
+	}
 	if n.Kind == catalog.KindGet {
 		var t abi.Table
 		if l != nil {
