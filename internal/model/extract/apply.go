@@ -109,7 +109,11 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		items, err = []any{doc}, nil // Plasm's wrap_root_scalar
 	}
 	if err != nil {
-		return nil, a.fail("check the mapping's response shape", "%v", err)
+		hint := "check the mapping's response shape"
+		if _, ok := err.(noListError); ok {
+			hint = "the backend may have answered an error with status 200 (its keys show what it said); if its rows are under another key, fix the mapping's response shape"
+		}
+		return nil, a.fail(hint, "%v", err)
 	}
 	pageItems := len(items)
 	if rel := a.s.Relation; rel != nil {

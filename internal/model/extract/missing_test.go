@@ -49,6 +49,9 @@ func TestListPageWithoutItsList(t *testing.T) {
 				if aerr == nil {
 					t.Fatalf("decoded %+v (next %v), want an error", out.Table.Rows, out.Next)
 				}
+				if !strings.Contains(aerr.Hint, "error with status 200") {
+					t.Errorf("hint %q does not say the backend may have answered an error", aerr.Hint)
+				}
 				for _, frag := range strings.Split(want, "|") {
 					if !strings.Contains(aerr.Message, frag) {
 						t.Errorf("error %q lacks %q", aerr.Message, frag)

@@ -185,7 +185,7 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 			n, _ := strconv.Atoi(k)
 			if n >= len(arr) {
 				if read && !r.Single {
-					return nil, fmt.Errorf("the list is expected at %s, and this answer's list at %s has no index %s (its length: %d)", where(r.ItemsPath), where(r.ItemsPath[:i]), k, len(arr))
+					return nil, noListError(fmt.Sprintf("the list is expected at %s, and this answer's list at %s has no index %s (its length: %d)", where(r.ItemsPath), where(r.ItemsPath[:i]), k, len(arr)))
 				}
 				return nil, nil
 			}
@@ -259,9 +259,14 @@ func missingList(path []string, i int, obj map[string]any) error {
 	if i > 0 {
 		at = "at " + where(path[:i])
 	}
-	return fmt.Errorf("the list is expected at %s, and this answer has no %q %s (its keys: %s); a page without its list is refused rather than read as empty",
-		where(path), path[i], at, keyList(obj))
+	return noListError(fmt.Sprintf("the list is expected at %s, and this answer has no %q %s (its keys: %s); a page without its list is refused rather than read as empty",
+		where(path), path[i], at, keyList(obj)))
 }
+
+// noListError is a read's answer without its list (see missingList).
+type noListError string
+
+func (e noListError) Error() string { return string(e) }
 
 // either treats an array as a list of rows and an object as one row.
 func either(node any, at string) ([]any, error) {
