@@ -127,6 +127,12 @@ func restPaging(style string, pageSize int) string {
   pagination:
     location: link_header
 `
+	case StyleSparse:
+		return `  response: {items_path: [data]}
+  pagination:
+    params:
+      page: {counter: 1}
+`
 	case StyleNextURL:
 		return `  response: {items_path: [results]}
   pagination:

@@ -50,6 +50,8 @@ func TestOutcomes(t *testing.T) {
 		{"validation", refbackend.Fault{Status: 422, Body: `{"error":"status must be one of draft, published"}`}, 422, "backend-rejected", []string{"status must be one of draft, published"}, nil, ""},
 		{"huge validation message", refbackend.Fault{Status: 400, Body: `{"error":"` + strings.Repeat("x", 5000) + `"}`}, 422, "backend-rejected", []string{"…"}, []string{strings.Repeat("x", 400)}, ""},
 		{"server error", refbackend.Fault{Status: 500, Body: `{"error":"db down"}`}, 502, "backend-error", []string{"db down"}, nil, ""},
+		// An error answered with 200 and no list: refused, never an empty list.
+		{"error with 200", refbackend.Fault{Status: 200, Body: `{"ok":false,"error":"invalid_cursor"}`}, 502, "backend-response", []string{`the list is expected at items`, "(its keys: error, ok)"}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := e.backends["blog_offset"]

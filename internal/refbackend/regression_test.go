@@ -58,7 +58,8 @@ func TestIssueTable(t *testing.T) {
 			var all []map[string]any
 			all = append(all, a.rows...)
 			for a.handle != "" {
-				if a = e.run(t, c.entry, "page("+a.handle+")"); a.status != http.StatusOK || len(a.rows) == 0 {
+				// The sparse backend says a list ended only by an empty page.
+				if a = e.run(t, c.entry, "page("+a.handle+")"); a.status != http.StatusOK || (len(a.rows) == 0 && (a.handle != "" || !endsOnEmptyPage(c.entry))) {
 					t.Fatalf("page: %d rows, status %d %v", len(a.rows), a.status, a.problem)
 				}
 				all = append(all, a.rows...)
@@ -77,6 +78,14 @@ func TestIssueTable(t *testing.T) {
 					continue
 				}
 				a := e.run(t, c.entry, p.String())
+				if a.handle != "" && endsOnEmptyPage(c.entry) {
+					// No sign of the end but the empty page after it:
+					// the handle leads there, and no further.
+					if b := e.run(t, c.entry, "page("+a.handle+")"); b.status != http.StatusOK || len(b.rows) != 0 || b.handle != "" {
+						t.Fatalf("%s: page(%s): %d rows, handle %q, status %d", p, a.handle, len(b.rows), b.handle, b.status)
+					}
+					a.handle = ""
+				}
 				if a.status != http.StatusOK || len(a.rows) != n || a.handle != "" {
 					t.Fatalf("%s (%d rows, page size %d): %d rows, handle %q, status %d", p, n, c.pageSize, len(a.rows), a.handle, a.status)
 				}

@@ -17,11 +17,12 @@ const (
 	StyleCursor  = "cursor"  // ?cursor=, {data, next_cursor}
 	StyleLink    = "link"    // bare array, Link rel="next" only while more
 	StyleNextURL = "nexturl" // {results, next: absolute URL or null}
+	StyleSparse  = "sparse"  // ?page=N (from 1), {data}, uneven pages, an empty page past the end
 	StyleGraphQL = "graphql" // POST /graphql, Relay connections
 )
 
 // Styles lists every style, REST first.
-var Styles = []string{StyleOffset, StylePage, StyleCursor, StyleLink, StyleNextURL, StyleGraphQL}
+var Styles = []string{StyleOffset, StylePage, StyleCursor, StyleLink, StyleNextURL, StyleSparse, StyleGraphQL}
 
 // Server serves one data set. It is safe for concurrent use.
 type Server struct {
@@ -186,10 +187,31 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, style string, list
 			next = "http://" + r.Host + withParam(r, "offset", off+s.pageSize)
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"results": window(list, off, s.pageSize), "next": next})
+	case StyleSparse:
+		// A backend that drops rows the caller may not see after choosing
+		// a page: pages are uneven (see SparsePage), only an empty page
+		// says the list ended, and the Link header names no other page,
+		// though its text holds "last" and "first".
+		pg := max(atoi(q.Get("page"), 1), 1)
+		off, size := SparsePage(pg, s.pageSize)
+		w.Header().Set("Link", fmt.Sprintf(`<http://%s%s?sort=last_modified>; rel="self", <http://%s/docs/first-steps>; rel="help"`, r.Host, r.URL.Path, r.Host))
+		writeJSON(w, http.StatusOK, map[string]any{"data": window(list, off, size)})
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "no such style " + style})
 	}
 
+}
+
+// SparsePage is where page pg (from 1) of the sparse style starts and how
+// many rows it holds: odd pages pageSize, even pages half as many (at
+// least 1), so every other page is short in the middle of a list.
+func SparsePage(pg, pageSize int) (off, size int) {
+	full, half := pageSize, max(pageSize/2, 1)
+	off = (pg-1)/2*(full+half) + (pg-1)%2*full
+	if pg%2 == 0 {
+		return off, half
+	}
+	return off, full
 }
 
 // create appends the JSON object in the body as a new row with the next id,
