@@ -285,6 +285,14 @@ var compileCases = []compileCase{
 		wantPage: map[string]any{"offset": int64(0), "limit": float64(20)},
 	},
 	{
+		// A state past a counter's max holds no counter: compiled, it
+		// would fetch the first page again, so it is refused.
+		name:    "page_state_past_max_refused",
+		m:       &catalog.Mapping{Path: []catalog.Segment{lit("items")}, Pagination: offsetPaging(LocQuery)},
+		page:    map[string]any{PastMaxKey: "offset 100"},
+		errCode: abi.CodeCompile, errText: "past the max of page counter offset 100", hint: true,
+	},
+	{
 		name:     "offset_continuation_reapplies_fixed",
 		m:        &catalog.Mapping{Path: []catalog.Segment{lit("items")}, Pagination: offsetPaging(LocQuery)},
 		page:     map[string]any{"offset": float64(40), "limit": float64(999)},
