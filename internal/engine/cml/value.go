@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // object is the value of an object expression. It keeps its keys in the
@@ -170,6 +171,16 @@ func scalarText(v any) (s string, isScalar bool, err error) {
 			return "true", true, nil
 		}
 		return "false", true, nil
+	case json.Number:
+		// An integer beyond int64 (a big id decoded exactly) is written
+		// with its own digits: through a float64 it would name another row.
+		if bigIntegerText(string(t)) {
+			return string(t), true, nil
+		}
+	case uint64:
+		if t > math.MaxInt64 {
+			return strconv.FormatUint(t, 10), true, nil
+		}
 	}
 	n, ok, err := asNumber(v)
 	if !ok {
@@ -283,4 +294,20 @@ func truthy(v any) bool {
 		return err == nil && n.float() != 0
 	}
 	return true
+}
+
+// bigIntegerText reports whether s is a JSON integer literal (optional
+// minus, digits, no leading zero) that does not fit an int64.
+func bigIntegerText(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || (d[0] == '0' && len(d) > 1) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err != nil
 }

@@ -174,14 +174,7 @@ func (a *applier) row(obj map[string]any) []any {
 		if !ok || v == nil {
 			continue
 		}
-		switch c.Type {
-		case "integer":
-			row[i] = asInteger(v)
-		case "number":
-			row[i] = asFloat(v)
-		default:
-			row[i] = plain(v)
-		}
+		row[i] = coerce(v, c.Type)
 	}
 	return row
 }

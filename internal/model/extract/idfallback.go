@@ -42,17 +42,14 @@ func idValue(v any, typ string) (any, bool) {
 			// An integer id never takes other text: "abc" would be an id
 			// no get of the entity can answer.
 			i, err := strconv.ParseInt(x, 10, 64)
+			if err != nil && integerLiteral(x) {
+				return json.Number(x), true // beyond int64: its exact digits
+			}
 			return i, err == nil
 		}
 		return x, true
 	case json.Number:
-		switch typ {
-		case "integer":
-			return asInteger(x), true
-		case "number":
-			return asFloat(x), true
-		}
-		return plain(x), true
+		return coerce(x, typ), true
 	case float64, int64, int:
 		return x, true
 	}

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -230,6 +231,11 @@ func sameScalar(a, b any) bool {
 }
 
 func scalarText(v any) string {
+	if n, ok := v.(json.Number); ok {
+		if big, ok := bigInteger(n); ok {
+			return string(big) // its digits, not a float64's
+		}
+	}
 	n, ok, bad := number(v)
 	switch {
 	case !ok:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,7 +86,8 @@ func checkDepth(b []byte) error {
 }
 
 // plain converts a decoded value for output: json.Number becomes int64 when
-// it is an integer that fits, else float64. Containers are copied, not
+// it is an integer that fits, stays json.Number (exact digits) when it is
+// an integer that does not, else becomes float64 (number.go). Containers are copied, not
 // converted in place: another column may read inside the same object
 // later (a "number" column must see the body's json.Number whichever
 // column came first), and two cells must never share one map.
@@ -115,6 +115,9 @@ func numberValue(n json.Number) any {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return i
 	}
+	if big, ok := bigInteger(n); ok {
+		return big
+	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
 		// Out-of-range magnitudes: keep the digits rather than lose them.
@@ -124,7 +127,9 @@ func numberValue(n json.Number) any {
 }
 
 // asInteger coerces a value of an integer domain: integral numbers (also
-// written 3.0 or 1e3) become int64, anything non-integral stays float64.
+// written 3.0 or 1e3) become int64, integral ones beyond int64 keep their
+// literal as json.Number (never a rounded float64), anything non-integral
+// stays float64.
 func asInteger(v any) any {
 	n, ok := v.(json.Number)
 	if !ok {
@@ -133,12 +138,17 @@ func asInteger(v any) any {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return i
 	}
+	// Decided on the literal, not on a float64: 9007199254740993.0 is
+	// that integer, which a float64 would round.
+	if i, fits, integral := decimalInteger(string(n)); integral {
+		if fits {
+			return i
+		}
+		return n
+	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
 		return string(n)
-	}
-	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
-		return int64(f)
 	}
 	return f
 }

@@ -290,8 +290,9 @@ func (t *Template) lookup(vars map[string]any, name string) any {
 // scalar is the text the guest's compiler would write for v after v
 // crossed the ABI as JSON (numbers arrive as json.Number). Only values
 // whose text is certain are accepted: valid UTF-8 strings (JSON would
-// replace invalid bytes), booleans, and integers exactly representable in
-// an int64 and in a float64. Everything else declines.
+// replace invalid bytes), booleans, integers exactly representable in an
+// int64 and in a float64, and json.Number integer literals of any size
+// (written digit for digit). Everything else declines.
 func scalar(v any) (string, bool) {
 	switch t := v.(type) {
 	case string:
@@ -318,7 +319,9 @@ func scalar(v any) (string, bool) {
 		}
 		i, err := strconv.ParseInt(string(t), 10, 64)
 		if err != nil {
-			return "", false
+			// Beyond int64 (a big id the decoder carried exactly): the
+			// guest's compiler writes its digits as they are, too.
+			return string(t), true
 		}
 		return strconv.FormatInt(i, 10), true
 	}

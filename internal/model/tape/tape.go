@@ -358,7 +358,8 @@ func AppendTable(dst []byte, columns []string, rows [][]any) []byte {
 }
 
 // DecodeTable reads a table written by AppendTable. Numbers written as
-// JSON text come back as int64 when integral and in range, else float64.
+// JSON text come back as int64 when they are integers in range, else as
+// the json.Number they were written as.
 func DecodeTable(b []byte) (columns []string, rows [][]any, err error) {
 	r := NewReader(b)
 	nc, err := r.count()
@@ -396,18 +397,17 @@ func DecodeTable(b []byte) (columns []string, rows [][]any, err error) {
 	return columns, rows, nil
 }
 
-// plainNumber turns json.Number leaves into int64/float64, as the JSON
-// path's consumers expect.
+// plainNumber turns json.Number leaves that fit an int64 into int64.
+// Others stay json.Number: the decoder writes a number as text only when
+// it carries it exactly (an integer beyond int64, see
+// internal/model/extract/number.go), and a float64 would round it.
 func plainNumber(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
 			return i
 		}
-		if f, err := strconv.ParseFloat(string(t), 64); err == nil {
-			return f
-		}
-		return string(t)
+		return t
 	case []any:
 		for i, e := range t {
 			t[i] = plainNumber(e)

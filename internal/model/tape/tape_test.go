@@ -91,6 +91,7 @@ func TestTableRoundTrip(t *testing.T) {
 	rows := [][]any{
 		{"a", int64(1), 1.5, []any{"x", json.Number("2")}, nil},
 		{"b", json.Number("9007199254740993"), math.Inf(1), map[string]any{"k": json.Number("1.5")}},
+		{"c", json.Number("12345678901234567891"), json.Number("-1e30"), nil, nil},
 	}
 	c, r, err := DecodeTable(AppendTable(nil, cols, rows))
 	if err != nil {
@@ -98,7 +99,9 @@ func TestTableRoundTrip(t *testing.T) {
 	}
 	want := [][]any{
 		{"a", int64(1), 1.5, []any{"x", int64(2)}, nil},
-		{"b", int64(9007199254740993), math.Inf(1), map[string]any{"k": 1.5}, nil},
+		{"b", int64(9007199254740993), math.Inf(1), map[string]any{"k": json.Number("1.5")}, nil},
+		// Beyond int64 a number keeps its exact text, never a float64.
+		{"c", json.Number("12345678901234567891"), json.Number("-1e30"), nil, nil},
 	}
 	if !reflect.DeepEqual(c, cols) || !reflect.DeepEqual(r, want) {
 		t.Fatalf("got %v %#v", c, r)

@@ -186,6 +186,8 @@ func valueSize(v any, n int) int {
 	switch t := v.(type) {
 	case string:
 		return n + 1 + 10 + len(t)
+	case json.Number: // a big integer carried as its text
+		return n + 1 + 10 + len(t)
 	case []any:
 		n += 1 + 10
 		for _, e := range t {
