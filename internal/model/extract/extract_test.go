@@ -194,6 +194,8 @@ func FuzzApply(f *testing.F) {
 	f.Add([]byte(`{"version":1,"columns":[],"paging":{"location":"response_next_url","params":[{"name":"c","from_response":"n"}],"stop_when":{"field":"done","eq":{"x":[1]}}}}`), []byte(`{"n":"?p=2","done":{"x":[1.0]}}`), 200)
 	f.Add([]byte(`{"version":1,"columns":[{"name":"a"}],"response":{"items_path":["a"],"response_preprocess":{"kind":"array_find_pluck","path":["a"],"id_field":"i","id_var":"v","nested_array":"n"}}}`), []byte(`{"a":[{"i":1,"n":[{"a":1}]}]}`), 200)
 	f.Add([]byte(`{"version":1,"capability":"x","auth_env":"T"}`), []byte("denied\xff"), 401)
+	f.Add([]byte(`{"version":1,"columns":[{"name":"id","path":["id"],"type":"string"},{"name":"n","path":["n"],"type":"integer"}],"scalar_id":["id"]}`),
+		[]byte(`[{"id":12345678901234567891,"n":-9223372036854775809},18446744073709551616,{"id":1e3,"n":1.5e19}]`), 200)
 	f.Fuzz(func(t *testing.T, specJSON, body []byte, status int) {
 		var s Spec
 		if err := abi.Unmarshal(specJSON, &s); err != nil || s.Validate() != nil {

@@ -100,7 +100,7 @@ func decimalInteger(s string) (i int64, fits, integral bool) {
 		s = s[1:]
 	}
 	intPart, rest := leadingDigits(s)
-	if intPart == "" {
+	if intPart == "" || (intPart[0] == '0' && len(intPart) > 1) {
 		return 0, false, false
 	}
 	var frac string
@@ -155,7 +155,10 @@ func decimalInteger(s string) (i int64, fits, integral bool) {
 		digits = "-" + digits
 	}
 	v, err := strconv.ParseInt(digits, 10, 64)
-	return v, err == nil, true
+	if err != nil {
+		return 0, false, true
+	}
+	return v, true, true
 }
 
 func leadingDigits(s string) (digits, rest string) {

@@ -132,7 +132,7 @@ func TestHostDecodeMatchesGuest(t *testing.T) {
 // FuzzHostDecodeMatchesGuest compares both sides on arbitrary bodies for
 // every diff capability.
 func FuzzHostDecodeMatchesGuest(f *testing.F) {
-	for _, s := range []string{`[]`, `{"items":[{"id":1}]}`, `{"data":{"x":[1,"a",null]}}`, `"x"`, `{"errors":[{"message":"m"}]}`, `[[[[1]]]]`, `{"id":1e999}`, `"\ud800"`, `{`, ``} {
+	for _, s := range []string{`[]`, `{"items":[{"id":1}]}`, `{"data":{"x":[1,"a",null]}}`, `"x"`, `{"errors":[{"message":"m"}]}`, `[[[[1]]]]`, `{"id":1e999}`, `{"id":12345678901234567891,"n":-9223372036854775809}`, `[18446744073709551616,1.0,1e3]`, `"\ud800"`, `{`, ``} {
 		f.Add(uint16(0), 200, []byte(s), "")
 		f.Add(uint16(7), 200, []byte(s), `<?page=2>; rel="next"`)
 	}
@@ -181,7 +181,7 @@ func genDecode(r *rand.Rand, c diffCall) (*abi.DecodeRequest, []byte) {
 		case 0:
 			items = append(items, nil)
 		case 1:
-			items = append(items, []any{"x", json.Number("7"), true}[r.IntN(3)])
+			items = append(items, pick(r, "x", json.Number("7"), true, json.Number("12345678901234567891")))
 		default:
 			it := genItem(r, c.cat, ent)
 			if len(hops) > 0 {
@@ -243,16 +243,21 @@ func genItem(r *rand.Rand, cat *catalog.Catalog, ent *catalog.Entity) map[string
 func valueOf(r *rand.Rand, typ string) any {
 	switch typ {
 	case "integer":
-		return []any{json.Number(fmt.Sprint(r.IntN(1000))), json.Number("3.0"), json.Number("1e3"), json.Number("9007199254740993"), json.Number("2.5")}[r.IntN(5)]
+		return pick(r, json.Number(fmt.Sprint(r.IntN(1000))), json.Number("3.0"), json.Number("1e3"), json.Number("9007199254740993"), json.Number("2.5"),
+			json.Number("12345678901234567891"), json.Number("-9223372036854775809"), json.Number("9007199254740993.0"), json.Number("1.5e19"), json.Number("1e400"))
 	case "number":
-		return []any{json.Number("1.25"), json.Number("7"), json.Number("1e400")}[r.IntN(3)]
+		return pick(r, json.Number("1.25"), json.Number("7"), json.Number("1e400"), json.Number("12345678901234567891"))
 	case "boolean":
 		return r.IntN(2) == 0
 	case "array":
 		return []any{"a", json.Number("1"), map[string]any{"k": "v"}}
 	}
-	return []any{"plain", "é\u2028", "", json.Number("12")}[r.IntN(4)]
+	// Numbers in text fields, big ones and exponent forms among them: the
+	// text must be the literal on both sides.
+	return pick(r, "plain", "é\u2028", "", json.Number("12"), json.Number("12345678901234567891"), json.Number("1e3"), json.Number("1.0"), json.Number("-0"))
 }
+
+func pick(r *rand.Rand, vs ...any) any { return vs[r.IntN(len(vs))] }
 
 // deriveInput makes a value a derive rule can read, or nearly can.
 func deriveInput(r *rand.Rand, d *catalog.Derive) any {

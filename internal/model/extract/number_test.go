@@ -1,0 +1,160 @@
+package extract
+
+import (
+	"encoding/json"
+	"math/big"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/plasmd/plasmd/guest/abi"
+)
+
+// TestNumberCells: how each JSON number literal becomes a cell in a text,
+// an integer, a number and an untyped column, and how the row is written
+// as JSON. Text keeps the literal; integers never become a rounded float.
+func TestNumberCells(t *testing.T) {
+	spec := &Spec{Version: Version, Capability: "list", Read: true, Columns: []Column{
+		{Name: "text", Path: []string{"v"}, Type: "string"},
+		{Name: "uuid", Path: []string{"v"}, Type: "uuid"},
+		{Name: "int", Path: []string{"v"}, Type: "integer"},
+		{Name: "num", Path: []string{"v"}, Type: "number"},
+		{Name: "any", Path: []string{"v"}},
+	}}
+	type cells = []any
+	cases := []struct {
+		lit  string
+		want cells
+		json string // the row as JSON
+	}{
+		{"12345678901234567891", cells{"12345678901234567891", "12345678901234567891", json.Number("12345678901234567891"), 1.2345678901234567e19, json.Number("12345678901234567891")},
+			`["12345678901234567891","12345678901234567891",12345678901234567891,12345678901234567000,12345678901234567891]`},
+		{"1234567890123456789", cells{"1234567890123456789", "1234567890123456789", int64(1234567890123456789), 1.2345678901234568e18, int64(1234567890123456789)},
+			`["1234567890123456789","1234567890123456789",1234567890123456789,1234567890123456800,1234567890123456789]`},
+		{"-9223372036854775809", cells{"-9223372036854775809", "-9223372036854775809", json.Number("-9223372036854775809"), -9.223372036854776e18, json.Number("-9223372036854775809")},
+			`["-9223372036854775809","-9223372036854775809",-9223372036854775809,-9223372036854776000,-9223372036854775809]`},
+		{"1e3", cells{"1e3", "1e3", int64(1000), 1000.0, 1000.0}, `["1e3","1e3",1000,1000,1000]`},
+		{"1.0", cells{"1.0", "1.0", int64(1), 1.0, 1.0}, `["1.0","1.0",1,1,1]`},
+		{"-0", cells{"-0", "-0", int64(0), 0.0, int64(0)}, `["-0","-0",0,-0,0]`},
+		// 9007199254740993.0 is an integer a float64 cannot hold.
+		{"9007199254740993.0", cells{"9007199254740993.0", "9007199254740993.0", int64(9007199254740993), 9007199254740992.0, 9007199254740992.0},
+			`["9007199254740993.0","9007199254740993.0",9007199254740993,9007199254740992,9007199254740992]`},
+		{"1.5e19", cells{"1.5e19", "1.5e19", json.Number("1.5e19"), 1.5e19, 1.5e19}, `["1.5e19","1.5e19",1.5e19,15000000000000000000,15000000000000000000]`},
+		{"2.5", cells{"2.5", "2.5", 2.5, 2.5, 2.5}, `["2.5","2.5",2.5,2.5,2.5]`},
+		{"1e400", cells{"1e400", "1e400", json.Number("1e400"), "1e400", "1e400"}, `["1e400","1e400",1e400,"1e400","1e400"]`},
+		{"1e-400", cells{"1e-400", "1e-400", 0.0, 0.0, 0.0}, `["1e-400","1e-400",0,0,0]`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.lit, func(t *testing.T) {
+			out, aerr := Apply(spec, &abi.DecodeRequest{Capability: "list", Status: 200}, []byte(`[{"v":`+tc.lit+`}]`), Options{})
+			if aerr != nil {
+				t.Fatal(aerr)
+			}
+			if got := out.Table.Rows[0]; !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("cells %#v\nwant  %#v", got, tc.want)
+			}
+			if b, err := json.Marshal(out.Table.Rows[0]); err != nil || string(b) != tc.json {
+				t.Fatalf("JSON %s (%v)\nwant %s", b, err, tc.json)
+			}
+		})
+	}
+}
+
+// TestBigIDFallbackAndMatch: the id fallback and the id match of
+// response_preprocess keep a big id's digits too.
+func TestBigIDFallbackAndMatch(t *testing.T) {
+	cols := []Column{{Name: "id", Path: []string{"id"}, Type: "string"}, {Name: "n", Path: []string{"n"}, Type: "integer"}}
+	row := []any{nil, nil}
+	(&IDFallback{Column: 0, Keys: []string{"objectID"}}).fillID(cols, row, map[string]any{"objectID": json.Number("12345678901234567891")})
+	if row[0] != "12345678901234567891" {
+		t.Errorf("text id from fallback = %#v", row[0])
+	}
+	row = []any{nil, nil}
+	(&IDFallback{Column: 1, Keys: []string{"objectID"}}).fillID(cols, row, map[string]any{"objectID": "12345678901234567891"})
+	if row[1] != json.Number("12345678901234567891") {
+		t.Errorf("integer id from text beyond int64 = %#v", row[1])
+	}
+	// 12345678901234567891 and 12345678901234567892 are one float64.
+	if sameScalar(json.Number("12345678901234567891"), "12345678901234567892") {
+		t.Error("two big ids that round to one float64 matched")
+	}
+	if !sameScalar(json.Number("12345678901234567891"), "12345678901234567891") {
+		t.Error("a big id did not match its own text")
+	}
+}
+
+func TestDecimalInteger(t *testing.T) {
+	cases := []struct {
+		lit            string
+		i              int64
+		fits, integral bool
+	}{
+		{"0", 0, true, true},
+		{"-0.0e5", 0, true, true},
+		{"3.0", 3, true, true},
+		{"1e3", 1000, true, true},
+		{"1E+3", 1000, true, true},
+		{"12.5e1", 125, true, true},
+		{"1250e-1", 125, true, true},
+		{"2.5", 0, false, false},
+		{"1e-1", 0, false, false},
+		{"9223372036854775807", 9223372036854775807, true, true},
+		{"-9223372036854775808", -9223372036854775808, true, true},
+		{"9223372036854775808", 0, false, true},
+		{"9007199254740993.0", 9007199254740993, true, true},
+		{"1e19", 0, false, true},
+		{"1e999999999999", 0, false, true},
+		{"1e-999999999999", 0, false, false},
+		{"0e999999999999", 0, true, true},
+		{"", 0, false, false},
+		{"-", 0, false, false},
+		{"1.", 0, false, false},
+		{".5", 0, false, false},
+		{"1e", 0, false, false},
+		{"1x", 0, false, false},
+		{"00", 0, false, false},
+	}
+	for _, c := range cases {
+		i, fits, integral := decimalInteger(c.lit)
+		if i != c.i || fits != c.fits || integral != c.integral {
+			t.Errorf("decimalInteger(%q) = %d %v %v, want %d %v %v", c.lit, i, fits, integral, c.i, c.fits, c.integral)
+		}
+	}
+}
+
+// FuzzDecimalInteger checks decimalInteger against math/big on every
+// literal whose exponent is small enough to expand.
+func FuzzDecimalInteger(f *testing.F) {
+	for _, s := range []string{"12345678901234567891", "-9223372036854775809", "9007199254740993.0", "1.5e19", "1e3", "1.0", "-0", "2.5e-3", "100e-2", "00", "1E700"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		i, fits, integral := decimalInteger(s)
+		// A JSON number: valid JSON, starting with a digit or minus, no
+		// surrounding space.
+		number := json.Valid([]byte(s)) && s != "" && strings.IndexByte("-0123456789", s[0]) >= 0 &&
+			!strings.ContainsAny(s, " \t\r\n")
+		if !number {
+			if integral {
+				t.Fatalf("%q is not a JSON number but was found integral", s)
+			}
+			return
+		}
+		if e := strings.IndexAny(s, "eE"); e >= 0 && len(s)-e > 5 {
+			return // exponent too large to expand here
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("big.Rat refuses %q", s)
+		}
+		if integral != r.IsInt() {
+			t.Fatalf("%q: integral %v, big.Rat %v", s, integral, r.IsInt())
+		}
+		if integral {
+			n := r.Num()
+			if fits != n.IsInt64() || (fits && i != n.Int64()) {
+				t.Fatalf("%q: %d fits %v, big.Int %s", s, i, fits, n)
+			}
+		}
+	})
+}
