@@ -93,6 +93,15 @@ var compileCases = []compileCase{
 		url:  "https://api.example.com/v1/repos/ann%20%C3%A9/a%2Fb%3Fc%23d",
 	},
 	{
+		// A big id decoded exactly is written with its own digits, never
+		// through a float64 (which would name 12345678901234567168).
+		name: "path_big_integer",
+		kind: catalog.KindGet,
+		m:    &catalog.Mapping{Path: []catalog.Segment{lit("repos"), pvar("owner"), pvar("id")}},
+		vars: map[string]any{"owner": uint64(18446744073709551615), "id": json.Number("12345678901234567891")},
+		url:  "https://api.example.com/v1/repos/18446744073709551615/12345678901234567891",
+	},
+	{
 		name:    "path_missing_var",
 		kind:    catalog.KindUpdate,
 		m:       &catalog.Mapping{Method: "PATCH", Path: []catalog.Segment{lit("repos"), pvar("owner"), pvar("id")}},

@@ -89,6 +89,7 @@ var values = []any{
 	"iss-1", "", ".", "..", "a/b", "a b&c=d", "ü€", "%2F", "x\xffy", "line\nbreak", "<tag>",
 	42, int64(-7), int32(5), float64(3), float64(-0.0), float64(2.5), float64(1e21), float64(1 << 60),
 	json.Number("12"), json.Number("-3"), json.Number("1e3"), json.Number("012"), json.Number("9223372036854775808"),
+	json.Number("12345678901234567891"), json.Number("-9223372036854775809"), json.Number("1.5e19"), uint64(1<<63 + 5),
 	true, false, nil, []any{"x", "y"}, map[string]any{"a": 1}, uint8(9),
 }
 
