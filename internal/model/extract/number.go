@@ -32,6 +32,11 @@ var textTypes = map[string]bool{"string": true, "uuid": true, "select": true}
 // isText reports whether a column of type typ holds text.
 func isText(typ string) bool { return textTypes[typ] }
 
+// IsTextType reports whether a value type holds text, so that a JSON
+// number found in it is its literal text. Rows a vendor module decodes
+// follow the same rule (server/internal/core).
+func IsTextType(typ string) bool { return isText(typ) }
+
 // coerce converts a decoded value for a column of type typ.
 func coerce(v any, typ string) any {
 	switch {

@@ -34,6 +34,7 @@ type vendorModule struct {
 	module  *sandbox.Module
 	hooks   []string
 	invokes map[string]bool // capabilities with transport: wasm
+	cat     *catalog.Catalog // for the types of the rows it decodes
 }
 
 // vendors holds the registry's vendor modules and runs their hooks in
@@ -92,7 +93,7 @@ func loadVendorModule(ctx context.Context, host *sandbox.Host, c *catalog.Catalo
 	if m.ABIVersion != abi.Version {
 		return nil, refuse("module speaks ABI version %d, this host speaks %d", m.ABIVersion, abi.Version)
 	}
-	vm := &vendorModule{module: m, hooks: slices.Clone(c.Module.Hooks), invokes: map[string]bool{}}
+	vm := &vendorModule{module: m, hooks: slices.Clone(c.Module.Hooks), invokes: map[string]bool{}, cat: c}
 	for _, h := range c.Module.Hooks {
 		if !m.HasExport(abi.HookExport(h)) {
 			return nil, refuse("module declares hook %s but does not export %s", h, abi.HookExport(h))
@@ -205,6 +206,7 @@ func (vm *vendorModule) bind(sb *sandbox.Tenant, env *sandbox.HostEnv) *executor
 				if err := call(ctx, hook, in, &out); err != nil {
 					return nil, err
 				}
+				textCells(vm.cat, req.Capability, req.Relation, &out.Table)
 				return &out, nil
 			}
 		case abi.HookInvoke:
@@ -217,6 +219,7 @@ func (vm *vendorModule) bind(sb *sandbox.Tenant, env *sandbox.HostEnv) *executor
 				if err := call(ctx, hook, in, &out); err != nil {
 					return nil, err
 				}
+				textCells(vm.cat, req.Capability, "", &out.Table)
 				return &out, nil
 			}
 			invokes := vm.invokes
