@@ -33,7 +33,7 @@ var ErrModuleRefused = errors.New("vendor module refused")
 type vendorModule struct {
 	module  *sandbox.Module
 	hooks   []string
-	invokes map[string]bool // capabilities with transport: wasm
+	invokes map[string]bool  // capabilities with transport: wasm
 	cat     *catalog.Catalog // for the types of the rows it decodes
 }
 
