@@ -21,6 +21,7 @@ var (
 		"map[string]interface {}", "an object",
 		"[]interface {}", "a list",
 		"interface {}", "a value",
+		"rendering.integer", "a number",
 		"float64", "a number",
 		"string", "a string",
 		"bool", "a boolean",

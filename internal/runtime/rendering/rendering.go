@@ -6,6 +6,7 @@ package rendering
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -49,8 +50,8 @@ func Parse(src string) (*Template, error) {
 }
 
 // Render executes t over rows (each a column → value map) and returns the
-// text. Integers reach the template as float64 so that no row value can
-// drive a range loop; they print the same.
+// text. Integers reach the template as float64s (type integer) so that no
+// row value can drive a range loop, and print with all their digits.
 func (t *Template) Render(rows []map[string]any) (string, error) {
 	data := make([]any, len(rows))
 	for i, r := range rows {
@@ -72,9 +73,9 @@ func (t *Template) Render(rows []map[string]any) (string, error) {
 func safeValue(v any, depth int) any {
 	switch x := v.(type) {
 	case int64:
-		return float64(x)
+		return intValue(x)
 	case int:
-		return float64(x)
+		return intValue(int64(x))
 	case []any:
 		if depth > 32 {
 			return nil
@@ -97,6 +98,24 @@ func safeValue(v any, depth int) any {
 		return x.String()
 	}
 	return v
+}
+
+// integer is an integer row value as the template sees it: a float64 kind,
+// so it compares with lt/gt/eq as before and cannot drive a range loop,
+// that prints as its exact decimal digits (a float64 prints 1000000 as
+// 1e+06). Only integers a float64 holds exactly are integer values.
+type integer float64
+
+func (n integer) String() string { return strconv.FormatInt(int64(n), 10) }
+
+// intValue is an int64 for the template: an integer within ±2^53, else its
+// digits as text, which a float64 would round (1234567890123456789 would
+// print as 1.2345678901234568e+18).
+func intValue(i int64) any {
+	if i >= -1<<53 && i <= 1<<53 {
+		return integer(i)
+	}
+	return strconv.FormatInt(i, 10)
 }
 
 // limitWriter fails the rendering once MaxOutput bytes are written.

@@ -1,6 +1,7 @@
 package rendering
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -21,6 +22,30 @@ func TestRender(t *testing.T) {
 		{"plain text, no actions", "plain text, no actions"},
 		{"{{range .rows}}{{if eq .id \"b\"}}B{{else}}-{{end}}{{end}}", "-B"},
 		{"{{.missing}}", "<no value>"},
+	}
+	// Integers print with all their digits: a float64 would write 1e+06
+	// and 1.2345678901234568e+18; a big integer carried as json.Number
+	// and a text id print as written.
+	big := []map[string]any{{"id": "12345678901234567891", "n": int64(1000000), "m": int64(1234567890123456789),
+		"k": json.Number("18446744073709551616"), "neg": int64(-9007199254740993)}}
+	for src, want := range map[string]string{
+		"{{range .rows}}{{.id}} {{.n}} {{.m}} {{.k}} {{.neg}}{{end}}": "12345678901234567891 1000000 1234567890123456789 18446744073709551616 -9007199254740993",
+		"{{range .rows}}{{if gt .n 5.0}}big{{end}} {{printf \"%.1f\" .n}}{{end}}": "big 1000000.0",
+	} {
+		tp, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tp.Render(big); err != nil || got != want {
+			t.Errorf("%q: got %q, %v; want %q", src, got, err, want)
+		}
+	}
+	// An integer still cannot drive a loop.
+	for _, v := range []any{int64(3), int64(1 << 60)} {
+		tp, _ := Parse("{{range .rows}}{{range .n}}x{{end}}{{end}}")
+		if got, err := tp.Render([]map[string]any{{"n": v}}); err == nil {
+			t.Errorf("range over integer %v ran: %q", v, got)
+		}
 	}
 	for _, tc := range cases {
 		tp, err := Parse(tc.src)
