@@ -25,12 +25,16 @@ import (
 //   - Other numbers are float64 (non-integral, as JSON means them), or
 //     their text when they overflow a float64 (1e400).
 
-// textTypes are the value types whose values are text: a number found in
-// one is kept as its literal.
-var textTypes = map[string]bool{"string": true, "uuid": true, "select": true}
-
-// isText reports whether a column of type typ holds text.
-func isText(typ string) bool { return textTypes[typ] }
+// isText reports whether a column of type typ holds text (string, uuid,
+// select): a number found in one is kept as its literal. A switch, not a
+// map: it runs for every cell.
+func isText(typ string) bool {
+	switch typ {
+	case "string", "uuid", "select":
+		return true
+	}
+	return false
+}
 
 // IsTextType reports whether a value type holds text, so that a JSON
 // number found in it is its literal text. Rows a vendor module decodes
