@@ -102,6 +102,17 @@ var decodeCases = []decodeCase{
 		errCode: abi.CodeDecode, errText: "expected one object at the top level, got an array",
 	},
 	{
+		// Numbers in text fields are their literal; integers beyond int64
+		// keep their digits; a date (not text) keeps its number.
+		name: "text_numbers",
+		cap:  "pokemon_list",
+		body: `[{"id":18446744073709551616,"name":12345678901234567891,"owner":{"login":1e3},"born":1.0},{"id":-9223372036854775809,"name":1.0,"weight":12345678901234567891,"types":[12345678901234567891,1.5]}]`,
+		rows: [][]any{
+			{json.Number("18446744073709551616"), "12345678901234567891", nil, nil, nil, "1e3", 1.0},
+			{json.Number("-9223372036854775809"), "1.0", 1.2345678901234567e19, nil, []any{json.Number("12345678901234567891"), 1.5}, nil, nil},
+		},
+	},
+	{
 		name: "integer_coercion",
 		cap:  "pokemon_list",
 		body: `[{"id":3.0},{"id":2.5},{"id":1e3},{"id":12345678901234567890},{"id":"42"},{"id":-7}]`,
@@ -634,6 +645,7 @@ func FuzzDecode(f *testing.F) {
 		{204, ``},
 		{200, `[[[[[[[[[[1]]]]]]]]]]`},
 		{200, `{"id":1e999}`},
+		{200, `[{"id":12345678901234567891,"name":1e3,"height":-9223372036854775809},{"id":9007199254740993.0,"name":1.0}]`},
 		{200, `"\ud800"`},
 	}
 	for i, s := range seeds {
