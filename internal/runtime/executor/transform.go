@@ -127,6 +127,9 @@ func match(v any, op string, want any) bool {
 }
 
 func equalValues(a, b any) bool {
+	if c, ok := compareIntegers(a, b); ok {
+		return c == 0
+	}
 	if fa, ok := number(a); ok {
 		if fb, ok := number(b); ok {
 			return fa == fb
@@ -167,6 +170,9 @@ func compareValues(a, b any) int {
 		return 1
 	case b == nil:
 		return -1
+	}
+	if c, ok := compareIntegers(a, b); ok {
+		return c
 	}
 	if fa, ok := number(a); ok {
 		if fb, ok := number(b); ok {
