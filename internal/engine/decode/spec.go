@@ -89,7 +89,7 @@ func columnSpecs(cat *catalog.Catalog, ent *catalog.Entity) []extract.Column {
 		if f := ent.Fields[name]; f != nil {
 			c.Path = f.WirePath()
 			if val := cat.Values[f.ValueRef]; val != nil {
-				c.Type = val.Type
+				c.Type = refType(cat, val)
 			}
 			if f.Derive != nil {
 				c.Derive, c.WholeRow = f.Derive, f.WholeRow
@@ -98,6 +98,16 @@ func columnSpecs(cat *catalog.Catalog, ent *catalog.Entity) []extract.Column {
 		cols[i] = c
 	}
 	return cols
+}
+
+// refType is the type a value of val decodes as: its own, except that a
+// reference to an entity whose id is text is text, so a number written
+// for it keeps its literal like the id it names (extract, number.go).
+func refType(cat *catalog.Catalog, val *catalog.Value) string {
+	if val.Type == "entity_ref" && extract.ValueIsText(cat, val) {
+		return "string"
+	}
+	return val.Type
 }
 
 // pagingSpec resolves a mapping's pagination: its location with defaults

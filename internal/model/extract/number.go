@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // How a JSON number becomes a cell (docs/catalog-format.md, "Numbers"):
@@ -36,10 +38,29 @@ func isText(typ string) bool {
 	return false
 }
 
-// IsTextType reports whether a value type holds text, so that a JSON
-// number found in it is its literal text. Rows a vendor module decodes
-// follow the same rule (server/internal/core).
-func IsTextType(typ string) bool { return isText(typ) }
+// ValueIsText reports whether values of val are text, so that a JSON
+// number found in one is its literal text: a text type, or a reference to
+// an entity whose id is text (it names that id). The decode spec and the
+// rows a vendor module decodes (server/internal/core) follow this rule.
+func ValueIsText(cat *catalog.Catalog, val *catalog.Value) bool {
+	if val == nil {
+		return false
+	}
+	if val.Type != "entity_ref" {
+		return isText(val.Type)
+	}
+	if cat == nil {
+		return false
+	}
+	if t := cat.Entities[val.Target]; t != nil {
+		if f := t.Fields[t.IDField]; f != nil {
+			if idv := cat.Values[f.ValueRef]; idv != nil {
+				return isText(idv.Type)
+			}
+		}
+	}
+	return false
+}
 
 // coerce converts a decoded value for a column of type typ.
 func coerce(v any, typ string) any {

@@ -21,7 +21,7 @@ func textCells(c *catalog.Catalog, capability, relation string, t *abi.Table) {
 	}
 	for i, col := range t.Columns {
 		f := ent.Fields[col]
-		if f == nil || c.Values[f.ValueRef] == nil || !extract.IsTextType(c.Values[f.ValueRef].Type) {
+		if f == nil || !extract.ValueIsText(c, c.Values[f.ValueRef]) {
 			continue
 		}
 		for _, row := range t.Rows {

@@ -14,11 +14,11 @@ import (
 // relation's target; other columns and other values are left alone.
 func TestTextCells(t *testing.T) {
 	c := &catalog.Catalog{
-		Values: map[string]*catalog.Value{"text": {Type: "string"}, "n": {Type: "integer"}, "u": {Type: "uuid"}},
+		Values: map[string]*catalog.Value{"text": {Type: "string"}, "n": {Type: "integer"}, "u": {Type: "uuid"}, "item_ref": {Type: "entity_ref", Target: "Item"}},
 		Entities: map[string]*catalog.Entity{
-			"Item": {Name: "Item", Fields: map[string]*catalog.Field{"id": {ValueRef: "text"}, "n": {ValueRef: "n"}},
+			"Item": {Name: "Item", IDField: "id", Fields: map[string]*catalog.Field{"id": {ValueRef: "text"}, "n": {ValueRef: "n"}},
 				Relations: map[string]*catalog.Relation{"notes": {Name: "notes", Target: "Note"}}},
-			"Note": {Name: "Note", Fields: map[string]*catalog.Field{"key": {ValueRef: "u"}, "n": {ValueRef: "n"}}},
+			"Note": {Name: "Note", Fields: map[string]*catalog.Field{"key": {ValueRef: "u"}, "n": {ValueRef: "n"}, "item": {ValueRef: "item_ref"}}},
 		},
 		Capabilities: map[string]*catalog.Capability{"item_query": {Name: "item_query", Entity: "Item"}},
 	}
@@ -29,8 +29,8 @@ func TestTextCells(t *testing.T) {
 	}{
 		{"", abi.Table{Columns: []string{"id", "n", "extra"}, Rows: [][]any{{big, big, big}, {"x", json.Number("1e3"), nil}, {json.Number("1e3")}}},
 			abi.Table{Columns: []string{"id", "n", "extra"}, Rows: [][]any{{"12345678901234567891", big, big}, {"x", json.Number("1e3"), nil}, {"1e3"}}}},
-		{"notes", abi.Table{Columns: []string{"key", "n"}, Rows: [][]any{{big, big}}},
-			abi.Table{Columns: []string{"key", "n"}, Rows: [][]any{{"12345678901234567891", big}}}},
+		{"notes", abi.Table{Columns: []string{"key", "n", "item"}, Rows: [][]any{{big, big, big}}},
+			abi.Table{Columns: []string{"key", "n", "item"}, Rows: [][]any{{"12345678901234567891", big, "12345678901234567891"}}}},
 		{"nope", abi.Table{Columns: []string{"id"}, Rows: [][]any{{big}}}, abi.Table{Columns: []string{"id"}, Rows: [][]any{{big}}}},
 	}
 	for _, tc := range cases {
