@@ -19,15 +19,14 @@ import (
 func checkDeclaredOrigins(cats []*catalog.Catalog, allow []netip.Prefix) error {
 	var errs []error
 	for _, c := range cats {
-		home := map[string]bool{}
-		for _, u := range []string{c.HTTPBackend, c.Auth.TokenURL} {
-			if o, ok := catalog.Origin(u); ok {
-				home[o] = true
-			}
-		}
+		// The http_backend's origin is home for every request; the token
+		// endpoint's only for the token fetch (egress.Client.Do), so a
+		// mapping path on it is judged like any other.
+		backend, _ := catalog.Origin(c.HTTPBackend)
 		for _, u := range c.DeclaredURLs() {
 			o, _ := catalog.Origin(u)
-			if err := egress.CheckDeclared(u, home[o], allow); err != nil {
+			home := (o == backend && backend != "") || (u == c.Auth.TokenURL && u != "")
+			if err := egress.CheckDeclared(u, home, allow); err != nil {
 				errs = append(errs, fmt.Errorf("catalog %q: %s: %w", c.EntryID, declaredAt(c, u), err))
 			}
 		}

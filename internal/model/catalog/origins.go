@@ -1,10 +1,14 @@
 package catalog
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // Declared origins: where a catalog's requests may go. The host's egress
@@ -24,9 +28,43 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
+// ErrHost is wrapped by DialHost for a non-ASCII host IDNA refuses.
+var ErrHost = errors.New("not a valid internationalised domain name")
+
+// DialHost is host (as url.URL.Hostname returns it) in the form net/http
+// dials it, lower-cased: an ASCII host as written, any other through
+// IDNA's lookup profile (golang.org/x/net/idna, the package net/http
+// vendors; see its idnaASCII and canonicalAddr). IDNA maps full-width
+// digits and ideographic dots to ASCII, so "１２７.０.０.１" and
+// "127。0。0。1" (or their percent-encoded UTF-8, which url.Parse
+// decodes) are dialled as 127.0.0.1: an origin judged by its written
+// form would be judged as a DNS name while the connection goes to an IP
+// address. The error wraps ErrHost; net/http would dial such a host as
+// written, but no catalog origin is one.
+func DialHost(host string) (string, error) {
+	if isASCII(host) {
+		return strings.ToLower(host), nil
+	}
+	a, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return "", fmt.Errorf("host %q: %w: %v", host, ErrHost, err)
+	}
+	return strings.ToLower(a), nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // Origin returns the origin of an absolute http(s) URL as
-// scheme://host:port, lower-cased and with the port explicit, the form
-// two origins are compared in. ok is false for anything else, and for a
+// scheme://host:port, lower-cased, the host as net/http dials it
+// (DialHost) and the port explicit, the form two origins are compared
+// in. ok is false for anything else, for a host IDNA refuses, and for a
 // URL carrying user info, which names no origin a catalog can declare
 // (and net/http would turn into credentials).
 func Origin(raw string) (origin string, ok bool) {
@@ -35,8 +73,8 @@ func Origin(raw string) (origin string, ok bool) {
 		return "", false
 	}
 	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	if (scheme != "http" && scheme != "https") || host == "" {
+	host, err := DialHost(u.Hostname())
+	if err != nil || (scheme != "http" && scheme != "https") || host == "" {
 		return "", false
 	}
 	port := u.Port()

@@ -13,6 +13,12 @@ func TestOrigin(t *testing.T) {
 		{"https:example.com", ""},
 		{"/relative", ""},
 		{"https://exa mple.com/", ""},
+		// The host net/http dials: IDNA for a non-ASCII host.
+		{"http://１２７.０.０.１:8080/admin", "http://127.0.0.1:8080"},
+		{"http://127。0。0。1/", "http://127.0.0.1:80"},
+		{"http://127%E3%80%820%E3%80%820%E3%80%821/", "http://127.0.0.1:80"},
+		{"https://BÜCHER.example/", "https://xn--bcher-kva.example:443"},
+		{"https://a\u200db.example/", ""}, // IDNA refuses a joiner here
 	} {
 		got, ok := Origin(tt.raw)
 		if got != tt.want || ok != (tt.want != "") {
@@ -27,6 +33,7 @@ func FuzzOrigin(f *testing.F) {
 	for _, s := range []string{"https://a.example/x", "http://[::1]:80", "https://u@h/", "HTTP://H:1/?#", "https://%zz/"} {
 		f.Add(s)
 	}
+	f.Add("http://１２７.０.０.１/")
 	f.Fuzz(func(t *testing.T, raw string) {
 		o, ok := Origin(raw)
 		if !ok {

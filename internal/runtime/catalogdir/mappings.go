@@ -266,7 +266,7 @@ func (p *parser) segments(ctx string, n *yaml.Node) ([]catalog.Segment, []*yaml.
 				// An absolute URL names the request's URL and declares its
 				// origin (catalog.DeclaredURLs), so it must name one.
 				if _, ok := catalog.Origin(seg.Value); catalog.IsAbsoluteURL(seg.Value) && !ok {
-					p.errorf(o.val("value"), "%s.value: %q is not a plain absolute http(s) URL (a host, no user info)", sctx, seg.Value)
+					p.errorf(o.val("value"), "%s.value: %q is not a plain absolute http(s) URL (a host, no user info)%s", sctx, seg.Value, hostProblem(seg.Value))
 				} else if ok {
 					p.declaredOrigin(o.val("value"), sctx+".value", seg.Value)
 				}

@@ -17,6 +17,8 @@ func TestOriginAgreesWithCatalog(t *testing.T) {
 		"http://[::1]:9/x",
 		"https://[2001:db8::1]/",
 		"http://example.com",
+		"https://BÜCHER.example/x", // IDNA: xn--bcher-kva.example
+		"http://bücher.example:8080/",
 	} {
 		o, err := ParseOrigin(raw)
 		if err != nil {

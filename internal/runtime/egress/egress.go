@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // Errors callers branch on.
@@ -40,7 +41,7 @@ var (
 // Origin is a scheme, host and port a catalog may reach.
 type Origin struct {
 	Scheme string
-	Host   string // lower-case host name or IP literal, no brackets
+	Host   string // lower-case host as net/http dials it (ASCII), no brackets
 	Port   string // always explicit
 }
 
@@ -60,7 +61,12 @@ func originOf(u *url.URL) (Origin, error) {
 	if scheme != "http" && scheme != "https" {
 		return Origin{}, fmt.Errorf("%w: scheme %q is not http or https", ErrDenied, u.Scheme)
 	}
-	host := strings.ToLower(u.Hostname())
+	// The host net/http will dial, not the one written: IDNA maps
+	// "１２７.０.０.１" to 127.0.0.1 (catalog.DialHost).
+	host, err := catalog.DialHost(u.Hostname())
+	if err != nil {
+		return Origin{}, fmt.Errorf("%w: %v", ErrDenied, err)
+	}
 	if host == "" {
 		return Origin{}, fmt.Errorf("%w: URL has no host", ErrDenied)
 	}
@@ -173,8 +179,11 @@ func (c *Client) Close() { c.base.CloseIdleConnections() }
 // dial resolves the host itself and refuses addresses a tenant may never
 // reach (addrs.go), so a DNS answer cannot smuggle a request to the
 // metadata service or the host's internal services. An IP literal was
-// judged by check, which knows whose origin it is (literal.go); here it
-// still never reaches the classes no catalog opens.
+// judged by check, which knows whose origin it is (literal.go); dial does
+// not take that on trust: a literal on the host's own networks outside
+// the allowed ranges is dialled only if it is the origin the request's
+// context trusts (withTrust), so a host that check read differently from
+// net/http could not get one through.
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -189,6 +198,9 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if literal.IsValid() {
 		addrs = []netip.Addr{literal}
 	} else {
+		if host, err = catalog.DialHost(host); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrDenied, err) // hostAddr refused it already
+		}
 		addrs, err = c.resolver(ctx, host)
 		if err != nil {
 			return nil, fmt.Errorf("%w: resolve %s: %v", ErrTransport, host, err)
@@ -198,16 +210,20 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	for _, a := range addrs {
 		a = a.Unmap()
 		reason := addrRefusal(a, c.AllowPrivate)
-		if literal.IsValid() && reason == "private_address" {
-			reason = "" // check refused it unless it is home or allowed
+		if literal.IsValid() && reason == "private_address" && trusted(ctx, a, port) {
+			reason = "" // the home literal check let through
 		}
 		if reason != "" {
+			c.denied(reason)
+			if literal.IsValid() {
+				lastErr = fmt.Errorf("%w: %s", ErrDenied, refusalHint(reason, literal, false))
+				continue
+			}
 			hint := refusalHint(reason, a, false)
 			if reason == "private_address" {
 				hint = "an address on the host's own networks, which a name reaches only in a range the operator allows with --egress-allow-private"
 			}
 			lastErr = fmt.Errorf("%w: %s resolves to %s: %s", ErrDenied, host, a, hint)
-			c.denied(reason)
 			continue
 		}
 		conn, err := c.connect(ctx, network, net.JoinHostPort(a.String(), port))
@@ -241,7 +257,12 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 	if err != nil {
 		return nil, fmt.Errorf("%w: malformed URL: %v", ErrDenied, err)
 	}
-	if err := c.check(u, allowed); err != nil {
+	// Only the home origin's literal may be on the host's own networks
+	// here and on redirects; the token endpoint's only for the token fetch
+	// (credential).
+	home := homeOf(allowed)
+	ctx = withTrust(ctx, home)
+	if err := c.check(u, allowed, home); err != nil {
 		return nil, err
 	}
 	if req.Auth != nil && !isHome(u, allowed) {
@@ -326,13 +347,24 @@ func checkAuth(a *abi.AuthDirective) error {
 	return fmt.Errorf("%w: unknown auth scheme %q", ErrDenied, a.Scheme)
 }
 
+// homeOf is allowed[0], the home origin (see Do), or the zero Origin.
+func homeOf(allowed []Origin) Origin {
+	if len(allowed) == 0 {
+		return Origin{}
+	}
+	return allowed[0]
+}
+
 // isHome reports whether u is on allowed[0], the home origin (see Do).
 func isHome(u *url.URL, allowed []Origin) bool {
 	o, err := originOf(u)
 	return err == nil && len(allowed) > 0 && allowed[0] == o
 }
 
-func (c *Client) check(u *url.URL, allowed []Origin) error {
+// check refuses u unless its origin is among allowed and, for an IP
+// literal, the policy of literal.go opens it; trust is the origin whose
+// literal may be on the host's own networks (checkLiteral).
+func (c *Client) check(u *url.URL, allowed []Origin, trust Origin) error {
 	o, err := originOf(u)
 	if err != nil {
 		c.denied("scheme")
@@ -340,7 +372,7 @@ func (c *Client) check(u *url.URL, allowed []Origin) error {
 	}
 	for _, a := range allowed {
 		if a == o {
-			return c.checkLiteral(o, allowed)
+			return c.checkLiteral(u.Hostname(), o, trust)
 		}
 	}
 	c.denied("origin")
@@ -381,7 +413,7 @@ func (c *Client) once(ctx context.Context, creq *abi.CompiledRequest, u *url.URL
 			if len(via) >= c.limits.MaxRedirects {
 				return fmt.Errorf("%w: more than %d redirects", ErrDenied, c.limits.MaxRedirects)
 			}
-			if err := c.check(r.URL, allowed); err != nil {
+			if err := c.check(r.URL, allowed, homeOf(allowed)); err != nil {
 				return fmt.Errorf("redirect: %w", err)
 			}
 			// net/http re-sends the first request's headers on a redirect,

@@ -163,7 +163,9 @@ func TestOriginPolicy(t *testing.T) {
 		wantErr error
 	}{
 		{name: "declared origin", url: srv.URL + "/x", allowed: []Origin{origin}},
-		{name: "one of several", url: srv.URL + "/x", allowed: []Origin{other, origin}},
+		// origin is a mapping-path literal here, dialled with a DNS
+		// answer's checks, so the test allows loopback (below).
+		{name: "one of several", url: srv.URL + "/x", allowed: []Origin{other, {}, origin}},
 		{name: "undeclared origin", url: srv.URL + "/x", allowed: []Origin{other}, wantErr: ErrDenied},
 		{name: "no origins", url: srv.URL + "/x", wantErr: ErrDenied},
 		{name: "scheme mismatch", url: "https://" + u.Host + "/x", allowed: []Origin{origin}, wantErr: ErrDenied},
@@ -176,6 +178,7 @@ func TestOriginPolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, Limits{Timeout: 5 * time.Second})
+			c.AllowPrivate = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 			var denials []string
 			c.OnDenied = func(reason string) { denials = append(denials, reason) }
 			before := hits.Load()
@@ -730,9 +733,11 @@ func TestCredentialsOnlyHome(t *testing.T) {
 		}
 		http.Redirect(w, r, third.URL+"/after", http.StatusFound)
 	})
-	allowed := []Origin{homeOrigin, thirdOrigin}
+	// thirdOrigin is a mapping-path literal on loopback: allowed below.
+	allowed := []Origin{homeOrigin, {}, thirdOrigin}
 	auth := &abi.AuthDirective{Scheme: "api_key_header", Header: "X-Api-Key", Secret: "TOKEN"}
 	c := newClient(t, Limits{Timeout: 5 * time.Second, MaxRedirects: 3})
+	c.AllowPrivate = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	sec := secrets{"TOKEN": "tok-123"}
 
 	_, err := c.Do(context.Background(), &abi.CompiledRequest{URL: third.URL + "/direct", Auth: auth}, allowed, sec)
@@ -774,9 +779,11 @@ func TestQueryKeyStaysHome(t *testing.T) {
 		}
 		http.Redirect(w, r, target, http.StatusFound)
 	})
-	allowed := []Origin{homeOrigin, thirdOrigin}
+	// thirdOrigin is a mapping-path literal on loopback: allowed below.
+	allowed := []Origin{homeOrigin, {}, thirdOrigin}
 	auth := &abi.AuthDirective{Scheme: "api_key_query", Param: "api_key", Secret: "TOKEN"}
 	c := newClient(t, Limits{Timeout: 5 * time.Second, MaxRedirects: 3})
+	c.AllowPrivate = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	sec := secrets{"TOKEN": "tok-123"}
 	if _, err := c.Do(context.Background(), &abi.CompiledRequest{URL: home.URL + "/start", Auth: auth}, allowed, sec); err != nil {
 		t.Fatalf("Do: %v", err)

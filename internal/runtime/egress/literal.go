@@ -1,10 +1,14 @@
 package egress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
 )
 
 // IP-literal origins. A catalog's http_backend and auth.token_url are the
@@ -43,7 +47,7 @@ const (
 )
 
 // ClassifyHost classifies an origin's host (as url.URL.Hostname returns
-// it: no brackets). IPv4-mapped and NAT64 addresses are classified by the
+// it: no brackets), in the form net/http dials it (hostAddr). IPv4-mapped and NAT64 addresses are classified by the
 // IPv4 address they reach. The error wraps ErrUndialable for a host no
 // configuration dials.
 func ClassifyHost(host string) (HostClass, error) {
@@ -62,16 +66,28 @@ func ClassifyHost(host string) (HostClass, error) {
 	return HostPublic, nil
 }
 
-// hostAddr parses host as an IP literal: the zero Addr for a DNS name,
-// an error wrapping ErrUndialable for a zone id or an IPv4 address in a
-// non-standard form.
+// hostAddr parses host (as url.URL.Hostname returns it, or as net/http
+// hands it to dial) as an IP literal, judging the form net/http dials
+// (catalog.DialHost: IDNA for a non-ASCII host), so a loopback address
+// spelled "１２７.０.０.１" is not taken for a DNS name. It returns the
+// zero Addr for a DNS name, and an error wrapping ErrUndialable for a
+// host IDNA refuses, an IP address written in non-ASCII characters (no
+// reviewer reads it as the address it is), a zone id, or an IPv4 address
+// in a non-standard form.
 func hostAddr(host string) (netip.Addr, error) {
-	a, err := netip.ParseAddr(host)
+	ascii, err := catalog.DialHost(host)
 	if err != nil {
-		if endsInNumber(host) {
-			return netip.Addr{}, fmt.Errorf("%w: host %q is an IPv4 address in a form resolvers read differently (decimal, octal, hex or shortened); write it as four decimal parts", ErrUndialable, host)
+		return netip.Addr{}, fmt.Errorf("%w: %v", ErrUndialable, err)
+	}
+	a, err := netip.ParseAddr(ascii)
+	if err != nil {
+		if endsInNumber(ascii) {
+			return netip.Addr{}, fmt.Errorf("%w: host %q is an IPv4 address in a form resolvers read differently (decimal, octal, hex, shortened or non-ASCII); write it as four decimal parts", ErrUndialable, host)
 		}
 		return netip.Addr{}, nil
+	}
+	if ascii != strings.ToLower(host) {
+		return netip.Addr{}, fmt.Errorf("%w: host %q is the IP address %s written in non-ASCII characters, which net/http dials as %s; write it in ASCII", ErrUndialable, host, a, a)
 	}
 	if a.Zone() != "" {
 		return netip.Addr{}, fmt.Errorf("%w: %s carries a zone id, which names one of this host's interfaces, not a backend", ErrUndialable, host)
@@ -102,11 +118,15 @@ func endsInNumber(host string) bool {
 // error wraps ErrUndialable; a name is never refused here (its answers
 // are checked when dialled).
 func CheckDeclared(raw string, home bool, allow []netip.Prefix) error {
-	o, err := ParseOrigin(raw)
+	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUndialable, err)
 	}
-	a, err := hostAddr(o.Host)
+	o, err := originOf(u)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUndialable, err)
+	}
+	a, err := hostAddr(u.Hostname())
 	if err != nil || !a.IsValid() {
 		return err
 	}
@@ -142,21 +162,42 @@ func refusalHint(reason string, a netip.Addr, home bool) string {
 	case class == classSensitive:
 		return fmt.Sprintf("%s is link-local, which egress dials only inside a range the operator allows within %s (--egress-allow-private)", what, widest)
 	case reason == "private_address" && !home:
-		return fmt.Sprintf("%s is on the host's own networks, where only a catalog's http_backend or auth.token_url literal is dialled as declared; any other origin needs --egress-allow-private %s", what, r)
+		return fmt.Sprintf("%s is on the host's own networks, where only a catalog's http_backend literal (and its auth.token_url's, for the token fetch) is dialled as declared; any other origin needs --egress-allow-private %s", what, r)
 	}
 	return reason
 }
 
-// homeOrigin reports whether o is allowed[0] or allowed[1], the catalog's
-// http_backend and token endpoint origins (see Client.Do).
-func homeOrigin(o Origin, allowed []Origin) bool {
-	return (len(allowed) > 0 && allowed[0] == o) || (len(allowed) > 1 && allowed[1] == o)
+// trustKey carries, in the context of a request Do or the token fetch
+// sends, the one origin whose IP literal check let through on the host's
+// own networks: dial, which knows no catalog, opens a private literal
+// only if it is that origin's (see Client.dial).
+type trustKey struct{}
+
+// withTrust marks ctx's requests as trusting o's literal (see trustKey).
+func withTrust(ctx context.Context, o Origin) context.Context {
+	return context.WithValue(ctx, trustKey{}, o)
+}
+
+// trusted reports whether the literal a on port is the origin ctx
+// trusts (withTrust).
+func trusted(ctx context.Context, a netip.Addr, port string) bool {
+	o, _ := ctx.Value(trustKey{}).(Origin)
+	if o == (Origin{}) || o.Port != port {
+		return false
+	}
+	t, err := hostAddr(o.Host)
+	return err == nil && t.IsValid() && t.Unmap() == a.Unmap()
 }
 
 // checkLiteral refuses a request to an IP-literal origin the policy above
-// does not open; names pass (dial checks their answers).
-func (c *Client) checkLiteral(o Origin, allowed []Origin) error {
-	a, err := hostAddr(o.Host)
+// does not open; names pass (dial checks their answers). host is the URL's
+// own (url.URL.Hostname), o its origin, and trust the origin whose literal
+// may be on the host's own networks for this request: the home origin in
+// Do and its redirects, the token endpoint's inside the token fetch only
+// (so a token_url of http://10.0.0.7/t does not open every path on
+// 10.0.0.7 to the catalog's mappings), or none.
+func (c *Client) checkLiteral(host string, o, trust Origin) error {
+	a, err := hostAddr(host)
 	if err != nil {
 		c.denied("forbidden_address")
 		return fmt.Errorf("%w: %v", ErrDenied, err)
@@ -164,7 +205,7 @@ func (c *Client) checkLiteral(o Origin, allowed []Origin) error {
 	if !a.IsValid() {
 		return nil
 	}
-	home := homeOrigin(o, allowed)
+	home := trust != (Origin{}) && o == trust
 	if reason := literalRefusal(a, home, c.AllowPrivate); reason != "" {
 		c.denied(reason)
 		return fmt.Errorf("%w: %s: %s", ErrDenied, o, refusalHint(reason, a, home))

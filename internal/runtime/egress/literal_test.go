@@ -8,10 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/idna"
 
 	"github.com/plasmd/plasmd/guest/abi"
 )
@@ -151,8 +154,9 @@ func TestLiteralOrigins(t *testing.T) {
 	})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	home := "http://127.0.0.1:" + port
-	// other is the same loopback backend under another origin: ::1 is
-	// not 127.0.0.1, so connect sends it to the backend too.
+	// other is another origin for the same loopback address: egress
+	// compares origins as written, and ::ffff:127.0.0.1 reaches 127.0.0.1,
+	// the backend, which connect dials whatever it is asked for.
 	other := "http://[::ffff:127.0.0.1]:" + port
 	o := func(raw string) Origin { return mustOrigin(t, raw) }
 	loop := netip.MustParsePrefix("127.0.0.1/32")
@@ -164,7 +168,11 @@ func TestLiteralOrigins(t *testing.T) {
 		dialled string // what connect was asked for; "" = nothing, refused
 	}{
 		{name: "home loopback literal", url: home + "/x", allowed: []Origin{o(home)}, dialled: "127.0.0.1:" + port},
-		{name: "token endpoint loopback literal", url: other + "/x", allowed: []Origin{{}, o(other)}, dialled: "127.0.0.1:" + port},
+		// The token endpoint's literal is trusted for the token fetch only
+		// (TestTokenLiteralOnlyForTheFetch): a request to its origin is a
+		// mapping's like any other.
+		{name: "token endpoint loopback literal", url: other + "/x", allowed: []Origin{{}, o(other)}},
+		{name: "token endpoint loopback literal, allowed", url: other + "/x", allowed: []Origin{{}, o(other)}, allow: []netip.Prefix{loop}, dialled: "127.0.0.1:" + port},
 		{name: "mapping-path loopback literal", url: other + "/x", allowed: []Origin{o(home), {}, o(other)}},
 		{name: "mapping-path loopback literal, allowed", url: other + "/x", allowed: []Origin{o(home), {}, o(other)}, allow: []netip.Prefix{loop}, dialled: "127.0.0.1:" + port},
 		{name: "redirect from home to a mapping-path literal", url: home + "/redirect?to=" + other + "/y", allowed: []Origin{o(home), {}, o(other)}, dialled: "127.0.0.1:" + port},
@@ -227,11 +235,14 @@ func TestLiteralOrigins(t *testing.T) {
 	}
 }
 
-// FuzzClassifyHost: no host panics ClassifyHost, a class other than a
-// name comes only from an IP literal, and a literal it accepts is one
-// CheckDeclared judges the same way on any origin spelling.
+// FuzzClassifyHost: no host panics ClassifyHost; a class other than a
+// name comes only from an ASCII IP literal; a host it calls a name does
+// not become an IP address (or a form resolvers read as one) through the
+// IDNA net/http applies before dialling; and CheckDeclared judges the
+// origin of any host the way its class says.
 func FuzzClassifyHost(f *testing.F) {
-	for _, s := range []string{"api.example.test", "127.0.0.1", "::ffff:169.254.169.254", "fe80::1%eth0", "0x7f.1", "2130706433", "1.2.3.4.", "", ".", "0x"} {
+	for _, s := range []string{"api.example.test", "127.0.0.1", "::ffff:169.254.169.254", "fe80::1%eth0", "0x7f.1", "2130706433", "1.2.3.4.", "", ".", "0x",
+		"１２７.０.０.１", "127。0。0。1", "bücher.example", "example.１２３", "ｆｅ８０：：１", "10.0.0.5", "64:ff9b:1::a9fe:a9fe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, host string) {
@@ -244,6 +255,31 @@ func FuzzClassifyHost(f *testing.F) {
 		}
 		if _, perr := netip.ParseAddr(host); (class != HostName) != (perr == nil) {
 			t.Fatalf("ClassifyHost(%q) = %v, but ParseAddr says %v", host, class, perr)
+		}
+		if class == HostName {
+			if a, err := idna.Lookup.ToASCII(host); err == nil {
+				if _, perr := netip.ParseAddr(a); perr == nil || endsInNumber(a) {
+					t.Fatalf("ClassifyHost(%q) = a name, but net/http dials it as %q", host, a)
+				}
+			}
+		}
+		raw := "http://" + host + "/"
+		if strings.Contains(host, ":") {
+			raw = "http://[" + host + "]/"
+		}
+		if u, err := url.Parse(raw); err != nil || u.Hostname() != host || host == "" {
+			return // not an origin a catalog can write with this host
+		}
+		everything := []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+		for _, tc := range []struct {
+			home  bool
+			allow []netip.Prefix
+		}{{false, nil}, {true, nil}, {false, everything}} {
+			err := CheckDeclared(raw, tc.home, tc.allow)
+			want := class == HostSensitive || (class == HostPrivate && !tc.home && tc.allow == nil)
+			if (err != nil) != want || (err != nil && !errors.Is(err, ErrUndialable)) {
+				t.Fatalf("CheckDeclared(%q, home %v, allow %v) = %v for a host classed %v", raw, tc.home, tc.allow, err, class)
+			}
 		}
 	})
 }

@@ -116,17 +116,25 @@ func (c *Client) credential(ctx context.Context, a *abi.AuthDirective, allowed [
 	if err != nil || !u.IsAbs() {
 		return "", fmt.Errorf("%w: token_url %q is not an absolute URL", ErrDenied, a.TokenURL)
 	}
-	if err := c.check(u, allowed); err != nil {
-		return "", fmt.Errorf("token_url: %w", err)
-	}
 	// Client credentials go only to the catalog's own token endpoint, the
 	// home origin or allowed[1] (see Do), never to another origin the
 	// catalog declares, whatever a directive rewritten by a vendor hook
-	// names.
-	if o, _ := originOf(u); !(len(allowed) > 0 && allowed[0] == o) && !(len(allowed) > 1 && allowed[1] == o) {
+	// names. That origin's literal may be on the host's own networks for
+	// this fetch alone.
+	o, _ := originOf(u)
+	slot := (len(allowed) > 0 && allowed[0] == o) || (len(allowed) > 1 && allowed[1] == o)
+	var trust Origin
+	if slot {
+		trust = o
+	}
+	if err := c.check(u, allowed, trust); err != nil {
+		return "", fmt.Errorf("token_url: %w", err)
+	}
+	if !slot {
 		c.denied("credentials_origin")
 		return "", fmt.Errorf("%w: token_url %s is not the catalog's token endpoint origin", ErrDenied, o)
 	}
+	ctx = withTrust(ctx, trust)
 	sum := sha256.Sum256([]byte(secret))
 	e := c.tokens.entry(tokenKey{a.TokenURL, id, hex.EncodeToString(sum[:]), strings.Join(a.Scopes, " ")})
 	e.mu.Lock()
