@@ -24,10 +24,16 @@ var (
 	// nat64 embeds an IPv4 address in its low 32 bits; a DNS64 answer
 	// for 127.0.0.1 is 64:ff9b::7f00:1.
 	nat64 = netip.MustParsePrefix("64:ff9b::/96")
-	// nat64Local is RFC 8215's local-use NAT64 prefix: where it embeds
-	// the IPv4 address depends on the length the site chose, so the
-	// whole range counts as the host's own networks.
+	// nat64Local is RFC 8215's local-use NAT64 prefix: the site picks
+	// the prefix length, and with it where the IPv4 address sits (RFC
+	// 6052), so judge classifies every embedding a /48 allows.
 	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	// siteLocal is RFC 3879's deprecated IPv6 site-local range, still
+	// routed inside some sites; benchmarking (RFC 2544) and the reserved
+	// class E range are not the public internet either.
+	siteLocal    = netip.MustParsePrefix("fec0::/10")
+	benchmarking = netip.MustParsePrefix("198.18.0.0/15")
+	reserved4    = netip.MustParsePrefix("240.0.0.0/4")
 	linkLocal4 = netip.MustParsePrefix("169.254.0.0/16")
 	linkLocal6 = netip.MustParsePrefix("fe80::/10")
 	broadcast  = netip.MustParseAddr("255.255.255.255")
@@ -37,13 +43,21 @@ var (
 	ipv4Compatible = netip.MustParsePrefix("::/96")
 )
 
-// metadataAddrs are the cloud metadata services, which hand out the
-// host's own credentials. Allowing a range around one does not open it:
-// only an allow entry naming the address itself does (see classOf).
+// metadataAddrs are the cloud metadata and credential services, which
+// hand out the host's own credentials. Allowing a range around one does
+// not open it: only an allow entry naming the address itself does (see
+// classOf).
 var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata
+	netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack...
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS IPv6 IMDS
+	netip.MustParseAddr("169.254.170.2"),   // AWS ECS task credentials
+	netip.MustParseAddr("169.254.170.23"),  // AWS EKS Pod Identity
+	netip.MustParseAddr("fd00:ec2::23"),    // AWS EKS Pod Identity, IPv6
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+	netip.MustParseAddr("169.254.0.23"),    // Tencent Cloud
+	// Azure WireServer: a public address only Azure hosts reach, which
+	// hands out certificates and the VM's goal state.
+	netip.MustParseAddr("168.63.129.16"),
 }
 
 // addrClass is how egress treats an address.
@@ -73,6 +87,36 @@ func reached(a netip.Addr) netip.Addr {
 		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	}
 	return a
+}
+
+// nat64LocalOffsets are where RFC 6052 puts the IPv4 address (its four
+// bytes' positions in the IPv6 address, byte 8 being reserved) for the
+// prefix lengths a local-use /48 allows: /48, /56, /64 and /96.
+var nat64LocalOffsets = [][4]int{{6, 7, 9, 10}, {7, 9, 10, 11}, {9, 10, 11, 12}, {12, 13, 14, 15}}
+
+// judge is the address egress judges a by, its class and, for
+// classSensitive, the widest allow entry that opens it (classOf). A
+// local-use NAT64 address is the host's own networks at least, and
+// sensitive if the IPv4 address at any embedding a site may have chosen
+// is: judged by that IPv4 address, so only an allow entry naming it (or,
+// for link-local, within its range) opens it, and 64:ff9b:1::/48 does
+// not. An embedding that reads as unspecified, multicast or broadcast
+// counts as private there: most addresses in the range read so at one
+// offset or another.
+func judge(a netip.Addr) (netip.Addr, addrClass, netip.Prefix) {
+	r := reached(a)
+	if !nat64Local.Contains(r) {
+		class, widest := classOf(r)
+		return r, class, widest
+	}
+	b := r.As16()
+	for _, off := range nat64LocalOffsets {
+		v4 := netip.AddrFrom4([4]byte{b[off[0]], b[off[1]], b[off[2]], b[off[3]]})
+		if class, widest := classOf(v4); class == classSensitive {
+			return v4, class, widest
+		}
+	}
+	return r, classPrivate, netip.Prefix{}
 }
 
 // classOf classifies a reached address. For classSensitive it also
@@ -124,8 +168,7 @@ func ParsePrefixes(specs []string) ([]netip.Prefix, error) {
 // "forbidden_address" for classes no allow entry opened,
 // "private_address" for the host's own networks outside allow.
 func addrRefusal(a netip.Addr, allow []netip.Prefix) string {
-	a = reached(a)
-	class, widest := classOf(a)
+	a, class, widest := judge(a)
 	switch class {
 	case classNever:
 		return "forbidden_address"
@@ -150,12 +193,15 @@ func addrRefusal(a netip.Addr, allow []netip.Prefix) string {
 // forbidden reports the classes no range of the host's own networks
 // opens: link-local, metadata, unspecified, multicast, broadcast.
 func forbidden(a netip.Addr) bool {
-	class, _ := classOf(reached(a))
+	_, class, _ := judge(a)
 	return class == classSensitive || class == classNever
 }
 
 // private reports the host's own networks: loopback, RFC 1918 and IPv6
-// unique-local (netip's IsPrivate), CGNAT, 0.0.0.0/8 and local-use NAT64.
+// unique-local (netip's IsPrivate), CGNAT, 0.0.0.0/8, local-use NAT64,
+// and what is not the public internet either: IPv6 site-local,
+// benchmarking (198.18.0.0/15) and reserved (240.0.0.0/4).
 func private(a netip.Addr) bool {
-	return a.IsLoopback() || a.IsPrivate() || cgnat.Contains(a) || thisNetwork.Contains(a) || nat64Local.Contains(a)
+	return a.IsLoopback() || a.IsPrivate() || cgnat.Contains(a) || thisNetwork.Contains(a) || nat64Local.Contains(a) ||
+		siteLocal.Contains(a) || benchmarking.Contains(a) || reserved4.Contains(a)
 }

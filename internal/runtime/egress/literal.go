@@ -55,7 +55,7 @@ func ClassifyHost(host string) (HostClass, error) {
 	if err != nil || !a.IsValid() {
 		return HostName, err
 	}
-	switch class, _ := classOf(reached(a)); class {
+	switch _, class, _ := judge(a); class {
 	case classNever:
 		return 0, fmt.Errorf("%w: %s is an unspecified, multicast, broadcast or IPv4-compatible address, which no backend is", ErrUndialable, host)
 	case classSensitive:
@@ -148,12 +148,14 @@ func literalRefusal(a netip.Addr, home bool, allow []netip.Prefix) string {
 
 // refusalHint says why a literal is refused and what would open it.
 func refusalHint(reason string, a netip.Addr, home bool) string {
-	r := reached(a)
+	r, class, widest := judge(a)
 	what := r.String()
-	if r != a.WithZone("") {
+	switch {
+	case nat64Local.Contains(a.Unmap()) && r != a.Unmap():
+		what = fmt.Sprintf("%s (which may reach %s through a local-use NAT64)", a, r)
+	case r != a.WithZone(""):
 		what = fmt.Sprintf("%s (reaching %s)", a, r)
 	}
-	class, widest := classOf(r)
 	switch {
 	case class == classNever:
 		return fmt.Sprintf("%s is an unspecified, multicast, broadcast or IPv4-compatible address, which no backend is", what)
