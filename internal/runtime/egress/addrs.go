@@ -34,9 +34,9 @@ var (
 	siteLocal    = netip.MustParsePrefix("fec0::/10")
 	benchmarking = netip.MustParsePrefix("198.18.0.0/15")
 	reserved4    = netip.MustParsePrefix("240.0.0.0/4")
-	linkLocal4 = netip.MustParsePrefix("169.254.0.0/16")
-	linkLocal6 = netip.MustParsePrefix("fe80::/10")
-	broadcast  = netip.MustParseAddr("255.255.255.255")
+	linkLocal4   = netip.MustParsePrefix("169.254.0.0/16")
+	linkLocal6   = netip.MustParsePrefix("fe80::/10")
+	broadcast    = netip.MustParseAddr("255.255.255.255")
 	// ipv4Compatible is RFC 4291's deprecated ::a.b.c.d form (:: and ::1
 	// aside), which some stacks still carry to the IPv4 address; no
 	// backend has one.
