@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -23,20 +24,37 @@ import (
 // that work for them: it was ~40% of a warm start's CPU. It is keyed by
 // the module's digest, the executable's sha256 (so a new plasmd binary,
 // whose meter may write different bytes, never reads an old entry) and
-// the memory ceiling (wazero's validation depends on it). An entry carries
-// the sha256 of its bytes and is ignored unless they match; what it hands
+// the memory ceiling (wazero's validation depends on it). What it hands
 // back is still checked by wasmmeter.Verify before it is compiled, so a
 // wrong entry costs a re-instrumentation, never an unmetered guest. See
 // docs/decisions.md, "The meter's work is remembered across processes".
+//
+// Verify says the bytes are metered, not whose they are: a validly
+// metered module of another source under the engine's key would run in
+// the engine's place. So an entry is bound to its input. Its header
+// carries the sha256 of the original module bytes and the memory
+// ceiling, checked on read against the module being loaded: an entry
+// filed under another module's name, copied or renamed there by
+// accident or on purpose, is refused and rebuilt. The header also carries
+// an HMAC-SHA256 of all that and the instrumented bytes, keyed by a
+// secret derived from the executable's digest (memoKey), which is also
+// the integrity check (a torn write fails it). The HMAC stops an entry
+// forged by someone who cannot read the running executable (a cache
+// directory shared with, or restored from, a less trusted place); it does
+// not stop a local attacker who can read the executable (or knows the
+// digest of a released binary) and write the cache directory: they can
+// compute the key. Against them the guard is the directory itself (0700,
+// created by plasmd), as for the executable they could replace as well.
 
 // meterMemoDir is the subdirectory of Config.CacheDir the memo lives in.
 const meterMemoDir = "plasmd-meter-memo"
 
 // memoMagic starts every entry: the format's name and version.
-var memoMagic = []byte("plasmd-meter-memo-v1\n")
+var memoMagic = []byte("plasmd-meter-memo-v2\n")
 
-// memoHeader is the magic followed by the sha256 of the bytes kept.
-var memoHeader = len(memoMagic) + sha256.Size
+// memoHeader is the magic, the sha256 of the original module, the memory
+// ceiling in pages (8 bytes, little-endian) and the HMAC (memoMAC).
+var memoHeader = len(memoMagic) + sha256.Size + 8 + sha256.Size
 
 // meterMemo is one Host's view of the memo; nil when there is no CacheDir.
 type meterMemo struct {
@@ -112,9 +130,31 @@ func exeDir(exe string) string {
 
 var errMemoCorrupt = errors.New("meter memo entry corrupt")
 
+// memoKey is the HMAC key of exe's entries (see the top of this file for
+// what it does and does not protect against).
+func memoKey(exe string) []byte {
+	k := sha256.Sum256([]byte("plasmd-meter-memo-key\n" + exe))
+	return k[:]
+}
+
+// memoEntryHeader is the header of the entry holding out, the
+// instrumented bytes of the module whose sha256 is input, for an
+// executable with key and a ceiling of pages.
+func memoEntryHeader(key, input []byte, pages uint64, out []byte) []byte {
+	hdr := make([]byte, 0, memoHeader)
+	hdr = append(hdr, memoMagic...)
+	hdr = append(hdr, input...)
+	hdr = binary.LittleEndian.AppendUint64(hdr, pages)
+	mac := hmac.New(sha256.New, key)
+	mac.Write(hdr)
+	mac.Write(out)
+	return mac.Sum(hdr)
+}
+
 // load returns the instrumented bytes remembered for digest, or nil. A
-// missing entry is a plain miss; an unreadable or corrupt one is reported
-// so the caller can say so, and is replaced by the next store.
+// missing entry is a plain miss; an unreadable or corrupt one, or one
+// made from another module or for another ceiling, is reported so the
+// caller can say so, and is replaced by the next store.
 func (m *meterMemo) load(digest string) ([]byte, error) {
 	if m == nil {
 		return nil, nil
@@ -123,6 +163,10 @@ func (m *meterMemo) load(digest string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	input, err := hex.DecodeString(digest)
+	if err != nil || len(input) != sha256.Size {
+		return nil, fmt.Errorf("meter memo: module digest %q is not a sha256", digest)
+	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -130,12 +174,24 @@ func (m *meterMemo) load(digest string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read meter memo: %w", err)
 	}
+	name := filepath.Base(path)
 	if len(b) < memoHeader || !bytes.Equal(b[:len(memoMagic)], memoMagic) {
-		return nil, fmt.Errorf("%w: %s: bad header", errMemoCorrupt, filepath.Base(path))
+		return nil, fmt.Errorf("%w: %s: bad header", errMemoCorrupt, name)
+	}
+	at := len(memoMagic)
+	if !bytes.Equal(b[at:at+sha256.Size], input) {
+		return nil, fmt.Errorf("%w: %s: made from another module than %.12s", errMemoCorrupt, name, digest)
+	}
+	if binary.LittleEndian.Uint64(b[at+sha256.Size:]) != m.pages {
+		return nil, fmt.Errorf("%w: %s: made for another memory ceiling", errMemoCorrupt, name)
+	}
+	exe, err := m.exe()
+	if err != nil {
+		return nil, err
 	}
 	out := b[memoHeader:]
-	if sum := sha256.Sum256(out); !bytes.Equal(sum[:], b[len(memoMagic):memoHeader]) {
-		return nil, fmt.Errorf("%w: %s: checksum mismatch", errMemoCorrupt, filepath.Base(path))
+	if want := memoEntryHeader(memoKey(exe), input, m.pages, out); !hmac.Equal(b[:memoHeader], want) {
+		return nil, fmt.Errorf("%w: %s: authentication failed", errMemoCorrupt, name)
 	}
 	m.touch(path)
 	return out, nil
@@ -144,7 +200,7 @@ func (m *meterMemo) load(digest string) ([]byte, error) {
 // store remembers out as digest's instrumented bytes: written to a
 // temporary file (0600) in the memo's directory (0700) and renamed into
 // place, so a reader sees a whole entry or none. There is no fsync: an
-// entry a crash leaves short fails its checksum and is written again.
+// entry a crash leaves short fails its HMAC and is written again.
 func (m *meterMemo) store(digest string, out []byte) (err error) {
 	if m == nil {
 		return nil
@@ -176,8 +232,15 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 			_ = os.Remove(f.Name())
 		}
 	}()
-	sum := sha256.Sum256(out)
-	for _, part := range [][]byte{memoMagic, sum[:], out} {
+	exe, err := m.exe()
+	if err != nil {
+		return err
+	}
+	input, err := hex.DecodeString(digest)
+	if err != nil || len(input) != sha256.Size {
+		return fmt.Errorf("meter memo: module digest %q is not a sha256", digest)
+	}
+	for _, part := range [][]byte{memoEntryHeader(memoKey(exe), input, m.pages, out), out} {
 		if _, err = f.Write(part); err != nil {
 			return fmt.Errorf("meter memo: %w", err)
 		}

@@ -109,7 +109,9 @@ func TestMeterMemoCorruptIgnored(t *testing.T) {
 		{"truncated bytes", func(b []byte) []byte { return b[:len(b)-1] }},
 		{"flipped byte", func(b []byte) []byte { b[len(b)-5] ^= 1; return b }},
 		{"bad magic", func(b []byte) []byte { b[0] ^= 1; return b }},
-		{"bad checksum", func(b []byte) []byte { b[len(memoMagic)] ^= 1; return b }},
+		{"another module's digest", func(b []byte) []byte { b[len(memoMagic)] ^= 1; return b }},
+		{"another ceiling", func(b []byte) []byte { b[len(memoMagic)+sha256.Size] ^= 1; return b }},
+		{"bad mac", func(b []byte) []byte { b[memoHeader-1] ^= 1; return b }},
 		{"appended", func(b []byte) []byte { return append(b, 0) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,5 +243,79 @@ func TestMeterMemoRefusesSymlinkedDir(t *testing.T) {
 	}
 	if got, err := os.ReadDir(victim); err != nil || len(got) != 1 || got[0].Name() != "precious" {
 		t.Fatalf("the symlink's target changed: %v %v", got, err)
+	}
+}
+
+// TestMeterMemoBoundToSource: Verify accepts any metered module, so an
+// entry must also be the one made from the module being loaded. A
+// validly metered module of another source planted under this module's
+// key (its entry file copied there, or written with this module's digest
+// in the header but without the executable's key) is refused, the module
+// is instrumented afresh, and the entry rebuilt from it.
+func TestMeterMemoBoundToSource(t *testing.T) {
+	checkNoLeaks(t)
+	wasm, digest := memoModule(t)
+	other := meterGuestWasm(meterHostiles["exp-recursion"], false)
+	otherSum := sha256.Sum256(other)
+	otherDigest := hex.EncodeToString(otherSum[:])
+	otherMetered, err := wasmmeter.Instrument(other)
+	if err != nil || wasmmeter.Verify(otherMetered) != nil {
+		t.Fatalf("instrument the other module: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, m *meterMemo) []byte // the entry's bytes
+	}{
+		{"another module's entry copied", func(t *testing.T, m *meterMemo) []byte {
+			if err := m.store(otherDigest, otherMetered); err != nil {
+				t.Fatal(err)
+			}
+			path, _ := m.path(otherDigest)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}},
+		{"forged without the key", func(t *testing.T, m *meterMemo) []byte {
+			input, _ := hex.DecodeString(digest)
+			return append(memoEntryHeader(memoKey("a guess"), input, m.pages, otherMetered), otherMetered...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			calls := countInstrument(t)
+			plant := func(h *Host) {
+				entry := tc.plant(t, h.memo)
+				path, err := h.memo.path(digest)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, entry, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			metered, hits, _ := memoLoad(t, dir, MeterAll, wasm, plant)
+			if !metered || hits != 0 || calls.Load() != 1 {
+				t.Fatalf("planted entry: metered %v, hits %d, instrumented %d; want it refused and the module metered afresh", metered, hits, calls.Load())
+			}
+			var out []byte
+			check := func(h *Host) {
+				var err error
+				if out, err = h.memo.load(digest); err != nil {
+					t.Fatalf("rebuilt entry: %v", err)
+				}
+			}
+			if _, hits, _ := memoLoad(t, dir, MeterAll, wasm, check); hits != 1 {
+				t.Fatalf("rebuilt entry not hit: hits %d", hits)
+			}
+			want, err := wasmmeter.Instrument(wasm)
+			if err != nil || !bytes.Equal(out, want) {
+				t.Fatalf("the entry now holds %d bytes, not this module's metered bytes (%d): %v", len(out), len(want), err)
+			}
+		})
 	}
 }
