@@ -65,8 +65,11 @@ type meterMemo struct {
 	exe func() (string, error)
 	// hits and writes count entries used and written, for tests.
 	hits, writes atomic.Int64
-	// touched is set once this memo marked its directory used (touch).
-	touched atomic.Bool
+	// touched is when (Unix nanoseconds) this memo last marked its
+	// directory used (touch, store); 0 before.
+	touched atomic.Int64
+	// now is the clock; tests replace it.
+	now func() time.Time
 	// maxBytes is memoMaxBytes; tests lower it.
 	maxBytes int64
 }
@@ -102,7 +105,7 @@ func newMeterMemo(cacheDir string, pages uint64) *meterMemo {
 	if cacheDir == "" {
 		return nil
 	}
-	return &meterMemo{dir: filepath.Join(cacheDir, meterMemoDir), pages: pages, exe: executableDigest, maxBytes: memoMaxBytes}
+	return &meterMemo{dir: filepath.Join(cacheDir, meterMemoDir), pages: pages, exe: executableDigest, maxBytes: memoMaxBytes, now: time.Now}
 }
 
 // path is the entry's file for digest, or an error when the executable
@@ -253,23 +256,29 @@ func (m *meterMemo) store(digest string, out []byte) (err error) {
 	}
 	// Creating the file dated the directory (prune's "last used"); a
 	// rename over an old entry does too.
-	m.touched.Store(true)
+	m.touched.Store(m.now().UnixNano())
 	m.writes.Add(1)
 	return nil
 }
 
 // Bounds on the memo, which holds a directory per executable (~8 MB for
-// the engine and the demo's module). A store keeps its own directory and
-// the most recently used others within all three bounds; the rest go, so
+// the engine and the demo's module). A store keeps the most recently used
+// directories within all three bounds, its own first; the rest go, so
 // rebuilt binaries leave nothing behind for good while two plasmd
 // binaries sharing one cache dir (a release and a development build, a
-// test binary) each keep their entries.
+// test binary) each keep their entries. The store's own directory is
+// bounded by size too: its oldest entries go first (a long-lived binary
+// meeting many modules, or an embedder's many vendor modules).
 const (
 	memoMaxExecutables = 4
 	memoMaxBytes       = 256 << 20
 	memoMaxAge         = 7 * 24 * time.Hour
 	// memoTmpAge is when a temporary file is taken for a crashed store's.
 	memoTmpAge = time.Hour
+	// memoTouchEvery is how often a process that only reads marks its
+	// directory used again: well within memoMaxAge, so a server running
+	// for weeks on a warm memo is never taken for a stale binary.
+	memoTouchEvery = 24 * time.Hour
 )
 
 // exeUse is one executable's directory as prune sees it.
@@ -281,7 +290,7 @@ type exeUse struct {
 
 // prune drops what the bounds above exclude, least recently used first,
 // counting incoming, the entry about to be stored, in keep's size; and
-// temporary files a crash left in keep. It never follows a symlink:
+// temporary files a crash left in keep (pruneOwn). It never follows a symlink:
 // one found among the directories is removed as a link. It runs only on a
 // store, i.e. when this executable missed.
 func (m *meterMemo) prune(keep string, incoming int64) {
@@ -289,7 +298,7 @@ func (m *meterMemo) prune(keep string, incoming int64) {
 	if err != nil {
 		return
 	}
-	now := time.Now()
+	now := m.now()
 	var others []exeUse
 	kept := incoming // bytes of the directories kept so far, keep's first
 	for _, d := range dirs {
@@ -302,12 +311,11 @@ func (m *meterMemo) prune(keep string, incoming int64) {
 			_ = os.RemoveAll(path) // a stray file or a symlink, never followed
 			continue
 		}
-		u := exeUse{name: d.Name(), used: fi.ModTime(), bytes: m.dirBytes(path, d.Name() == keep, now)}
 		if d.Name() == keep {
-			kept += u.bytes
-		} else {
-			others = append(others, u)
+			kept += m.pruneOwn(path, incoming, now)
+			continue
 		}
+		others = append(others, exeUse{name: d.Name(), used: fi.ModTime(), bytes: m.dirBytes(path)})
 	}
 	sort.Slice(others, func(i, j int) bool { return others[i].used.After(others[j].used) })
 	n := 1 // keep's
@@ -321,36 +329,77 @@ func (m *meterMemo) prune(keep string, incoming int64) {
 	}
 }
 
-// dirBytes is the size of the entries in dir; in the caller's own
-// directory it also removes temporary files older than memoTmpAge (a
-// concurrent store's are younger).
-func (m *meterMemo) dirBytes(dir string, own bool, now time.Time) int64 {
+// dirBytes is the size of the entries in dir.
+func (m *meterMemo) dirBytes(dir string) int64 {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
 	var n int64
 	for _, e := range ents {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
 		}
-		if own && strings.HasSuffix(e.Name(), ".tmp") && now.Sub(fi.ModTime()) > memoTmpAge {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
-			continue
-		}
-		n += fi.Size()
 	}
 	return n
 }
 
-// touch marks this executable's directory used, once per memo, so a
-// binary that only reads the memo is not taken for a stale one by
-// another's prune.
+// pruneOwn bounds the storing executable's own directory: it removes
+// temporary files older than memoTmpAge (a concurrent store's are
+// younger) and, oldest first, the entries that with incoming would pass
+// maxBytes. It returns the bytes left.
+func (m *meterMemo) pruneOwn(dir string, incoming int64, now time.Time) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	type file struct {
+		path  string
+		size  int64
+		mtime time.Time
+	}
+	var files []file
+	var n int64
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			if now.Sub(fi.ModTime()) > memoTmpAge {
+				_ = os.Remove(path)
+			} else {
+				n += fi.Size()
+			}
+			continue
+		}
+		files = append(files, file{path, fi.Size(), fi.ModTime()})
+		n += fi.Size()
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mtime.Before(files[j].mtime) })
+	for _, f := range files {
+		if n+incoming <= m.maxBytes {
+			break
+		}
+		if os.Remove(f.path) == nil {
+			n -= f.size
+		}
+	}
+	return n
+}
+
+// touch marks this executable's directory used, at most once per
+// memoTouchEvery per memo, so a binary that only reads the memo, even
+// for weeks, is not taken for a stale one by another's prune.
 func (m *meterMemo) touch(entry string) {
-	if m.touched.Swap(true) {
+	now := m.now()
+	last := m.touched.Load()
+	if last != 0 && now.Sub(time.Unix(0, last)) < memoTouchEvery {
 		return
 	}
-	now := time.Now()
+	if !m.touched.CompareAndSwap(last, now.UnixNano()) {
+		return // another load touched it just now
+	}
 	_ = os.Chtimes(filepath.Dir(entry), now, now)
 }

@@ -174,3 +174,88 @@ func TestMeterMemoPrune(t *testing.T) {
 		}
 	})
 }
+
+// TestMeterMemoOwnDirBounded: the storing executable's own directory is
+// held to the byte bound too, its oldest entries going first; before, a
+// long-lived binary meeting many modules grew it without limit.
+func TestMeterMemoOwnDirBounded(t *testing.T) {
+	cache := t.TempDir()
+	entry := bytes.Repeat([]byte{2}, 1000)
+	m := pruneMemo(cache, "self")
+	m.maxBytes = int64(2 * (len(entry) + memoHeader))
+	digests := []string{strings.Repeat("a1", 32), strings.Repeat("b2", 32), strings.Repeat("c3", 32)}
+	for i, d := range digests {
+		if err := m.store(d, entry); err != nil {
+			t.Fatal(err)
+		}
+		// Date each entry by its store, a minute apart, oldest first.
+		p, _ := m.path(d)
+		when := time.Now().Add(time.Duration(i-len(digests)) * time.Minute)
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var left []string
+	for _, d := range digests {
+		if got, err := m.load(d); err == nil && got != nil {
+			left = append(left, d)
+		}
+	}
+	if !slices.Equal(left, digests[1:]) {
+		t.Fatalf("entries left %v, want the two newest %v", left, digests[1:])
+	}
+	p, _ := m.path(digests[0])
+	if n := m.dirBytes(filepath.Dir(p)); n > m.maxBytes {
+		t.Fatalf("own directory holds %d bytes, over the bound %d", n, m.maxBytes)
+	}
+}
+
+// TestMeterMemoRetouch: a process that only reads marks its directory
+// used again once the last mark is a day old, so a server running for
+// weeks on a warm memo is not pruned as stale by another binary's store.
+func TestMeterMemoRetouch(t *testing.T) {
+	cache := t.TempDir()
+	m := pruneMemo(cache, "server")
+	clock := time.Now()
+	m.now = func() time.Time { return clock }
+	if err := m.store(pruneDigest, []byte("metered")); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.path(pruneDigest)
+	dir := filepath.Dir(p)
+	mtime := func() time.Time {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.ModTime()
+	}
+	old := clock.Add(-memoMaxAge + time.Hour)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Hour) // within a day of the store's mark
+	if _, err := m.load(pruneDigest); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime().Equal(old) {
+		t.Fatalf("touched again within a day: %v", mtime())
+	}
+	clock = clock.Add(memoTouchEvery) // a day later
+	if _, err := m.load(pruneDigest); err != nil {
+		t.Fatal(err)
+	}
+	if got := mtime(); !got.Equal(clock) {
+		t.Fatalf("directory dated %v after a day of reads, want %v", got, clock)
+	}
+	// Another binary's store a week after the first mark keeps it.
+	clock = clock.Add(memoMaxAge - 2*time.Hour)
+	w := pruneMemo(cache, "writer")
+	w.now = m.now
+	if err := w.store(pruneDigest, []byte("metered")); err != nil {
+		t.Fatal(err)
+	}
+	if got := exesLeft(t, cache, "server", "writer"); len(got) != 2 {
+		t.Fatalf("left %q: the reading server was taken for a stale binary", got)
+	}
+}
