@@ -15,7 +15,8 @@ import (
 // plasmd could be pointed at its own admin ports or internal services by
 // a DNS name resolving to 127.0.0.1 or 10.0.0.1. An IP literal gets the
 // same checks (literal.go), except that the literal of a catalog's
-// http_backend or auth.token_url may be on the host's own networks.
+// http_backend (or, for the token fetch, its auth.token_url) may be on
+// the host's own networks.
 
 var (
 	cgnat = netip.MustParsePrefix("100.64.0.0/10")

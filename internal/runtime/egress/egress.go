@@ -118,8 +118,8 @@ type Client struct {
 	tokens tokenCache
 	// AllowPrivate are ranges of the host's own networks (loopback,
 	// private, CGNAT, unique-local) a resolved name or a declared IP
-	// literal other than a catalog's http_backend or token endpoint may
-	// reach; an entry no wider than a link-local range, or naming a
+	// literal other than a catalog's http_backend (or its token endpoint,
+	// in the token fetch) may reach; an entry no wider than a link-local range, or naming a
 	// metadata address, opens that too (addrs.go, literal.go). Set before
 	// the first Do.
 	AllowPrivate []netip.Prefix

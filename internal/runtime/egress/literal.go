@@ -14,7 +14,10 @@ import (
 // IP-literal origins. A catalog's http_backend and auth.token_url are the
 // two lines an operator edits to point a catalog at their deployment, so
 // an IP literal there is dialled as declared even on the host's own
-// networks (the demo's loopback backend, a token server on 10.x). Every
+// networks (the demo's loopback backend; a token server on 10.x, for the
+// token fetch only: mappings, redirects and URL values on its origin are
+// judged like any other). Hosts are judged in the ASCII form net/http
+// dials (hostAddr), never as written. Every
 // other origin a catalog declares is written by the catalog's author
 // inside one of possibly hundreds of mappings, where the operator who
 // loads the catalog does not look; an IP literal there gets the checks a
@@ -113,8 +116,8 @@ func endsInNumber(host string) bool {
 
 // CheckDeclared reports whether an origin a catalog declares, the URL
 // raw, can be dialled with allow as the operator's allowed ranges. home
-// says whether raw is on the origin of the catalog's http_backend or
-// auth.token_url, whose literals may be on the host's own networks. The
+// says whether raw is on the origin of the catalog's http_backend, or is
+// its auth.token_url, whose literals may be on the host's own networks. The
 // error wraps ErrUndialable; a name is never refused here (its answers
 // are checked when dialled).
 func CheckDeclared(raw string, home bool, allow []netip.Prefix) error {

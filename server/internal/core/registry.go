@@ -38,7 +38,8 @@ func NewRegistry(cats []*catalog.Catalog) (*Registry, error) {
 		} else {
 			// The home origin comes first (egress.Client.Do sends
 			// credentials there only, and trusts an IP literal on the
-			// host's own networks there and in the token slot only); a
+			// host's own networks there, and in the token slot for the
+			// token fetch only); a
 			// catalog with no http_backend has none, which the zero
 			// Origin, matching no URL, stands for.
 			r.origins[c.EntryID] = []egress.Origin{{}}
