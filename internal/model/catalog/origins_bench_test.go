@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,4 +94,29 @@ func BenchmarkDeclaresOrigin(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkOrigin: Origin with the host IDNA-mapped as net/http dials it
+// (DialHost) against "parse", the old body (url.Parse and lower-casing,
+// the baseline), for an ASCII host, which skips IDNA, and an IDN.
+func BenchmarkOrigin(b *testing.B) {
+	for _, raw := range []string{"https://pokeapi.co/api/v2/evolution-chain/5/", "https://bücher.example/api/x"} {
+		b.Run("parse/"+raw[8:12], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				u, err := url.Parse(raw)
+				if err != nil || strings.ToLower(u.Hostname()) == "" {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("Origin/"+raw[8:12], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := Origin(raw); !ok {
+					b.Fatal("no origin")
+				}
+			}
+		})
+	}
 }
