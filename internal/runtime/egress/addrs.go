@@ -29,6 +29,15 @@ var (
 	// the prefix length, and with it where the IPv4 address sits (RFC
 	// 6052), so judge classifies every embedding a /48 allows.
 	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	// ipv4Translated (RFC 6145, ::ffff:0:a.b.c.d, i.e. ::ffff:0:0:0/96) and 6to4 (RFC 3056,
+	// 2002:AABB:CCDD::/48) carry an IPv4 address that a translator or
+	// relay on the host's path delivers to: judged by that address.
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	// teredo (RFC 4380) hides its client's IPv4 address, obfuscated, in
+	// its last bytes and its server's in bytes 4-7: a relay may deliver to
+	// either, so it counts as the host's own networks.
+	teredo = netip.MustParsePrefix("2001::/32")
 	// siteLocal is RFC 3879's deprecated IPv6 site-local range, still
 	// routed inside some sites; benchmarking (RFC 2544) and the reserved
 	// class E range are not the public internet either.
@@ -83,9 +92,15 @@ const (
 // (a literal with one is refused before this; see hostAddr).
 func reached(a netip.Addr) netip.Addr {
 	a = a.Unmap().WithZone("")
-	if a.Is6() && nat64.Contains(a) {
-		b := a.As16()
-		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), ipv4Translated.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
 	}
 	return a
 }
@@ -106,6 +121,18 @@ var nat64LocalOffsets = [][4]int{{6, 7, 9, 10}, {7, 9, 10, 11}, {9, 10, 11, 12},
 // offset or another.
 func judge(a netip.Addr) (netip.Addr, addrClass, netip.Prefix) {
 	r := reached(a)
+	if teredo.Contains(r) {
+		b := r.As16()
+		for _, v4 := range []netip.Addr{
+			netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]}),
+			netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}),
+		} {
+			if class, widest := classOf(v4); class == classSensitive {
+				return v4, class, widest
+			}
+		}
+		return r, classPrivate, netip.Prefix{}
+	}
 	if !nat64Local.Contains(r) {
 		class, widest := classOf(r)
 		return r, class, widest

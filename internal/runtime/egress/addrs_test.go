@@ -86,6 +86,15 @@ func TestAddrClasses(t *testing.T) {
 		{"240.0.0.1", classPrivate, ""}, // reserved
 		{"255.255.255.254", classPrivate, ""},
 		{"255.255.255.255", classNever, ""},
+		// Other IPv6 forms carrying an IPv4 address a translator or
+		// relay delivers to: judged by it.
+		{"::ffff:0:a9fe:a9fe", classSensitive, "169.254.169.254/32"}, // RFC 6145 translated
+		{"::ffff:0:808:808", classPublic, ""},
+		{"2002:a9fe:a9fe::1", classSensitive, "169.254.169.254/32"}, // 6to4
+		{"2002:a00:5::1", classPrivate, ""},                         // 6to4 of 10.0.0.5
+		{"2002:808:808::1", classPublic, ""},
+		{"2001:0:4136:e378:8000:63bf:5601:5601", classSensitive, "169.254.169.254/32"}, // Teredo, client 169.254.169.254 obfuscated
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", classPrivate, ""},                     // Teredo, client 8.8.8.8: still a relay
 		// RFC 8215 local-use NAT64, at each RFC 6052 embedding a /48
 		// allows: the strictest counts.
 		{"64:ff9b:1::a00:5", classPrivate, ""},                               // /96: 10.0.0.5

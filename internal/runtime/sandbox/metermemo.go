@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -170,14 +171,14 @@ func (m *meterMemo) load(digest string) ([]byte, error) {
 	if err != nil || len(input) != sha256.Size {
 		return nil, fmt.Errorf("meter memo: module digest %q is not a sha256", digest)
 	}
-	b, err := os.ReadFile(path)
+	name := filepath.Base(path)
+	b, err := readMemoEntry(path, int64(memoHeader)+m.maxBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read meter memo: %w", err)
+		return nil, fmt.Errorf("read meter memo %s: %w", name, err)
 	}
-	name := filepath.Base(path)
 	if len(b) < memoHeader || !bytes.Equal(b[:len(memoMagic)], memoMagic) {
 		return nil, fmt.Errorf("%w: %s: bad header", errMemoCorrupt, name)
 	}
@@ -402,4 +403,35 @@ func (m *meterMemo) touch(entry string) {
 		return // another load touched it just now
 	}
 	_ = os.Chtimes(filepath.Dir(entry), now, now)
+}
+
+// readMemoEntry reads an entry that anyone able to write the cache
+// directory could have replaced: a symlink is not followed, a FIFO or
+// device does not block the load (O_NONBLOCK, then only a regular file
+// is read), and nothing past limit is read, so a planted /dev/zero or a
+// huge file costs neither a hang nor the host's memory.
+func readMemoEntry(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: not a regular file (%s)", errMemoCorrupt, fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%w: %d bytes, over the memo's bound of %d", errMemoCorrupt, fi.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: grew past the memo's bound of %d while read", errMemoCorrupt, limit)
+	}
+	return b, nil
 }

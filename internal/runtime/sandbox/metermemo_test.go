@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/plasmd/plasmd/internal/runtime/wasmmeter"
@@ -317,5 +318,66 @@ func TestMeterMemoBoundToSource(t *testing.T) {
 				t.Fatalf("the entry now holds %d bytes, not this module's metered bytes (%d): %v", len(out), len(want), err)
 			}
 		})
+	}
+}
+
+// An entry is read as a cache directory's writer may have left it: a
+// FIFO neither hangs the load nor is read, a symlink is not followed
+// (not even to a good entry), and no more than the bound is read.
+func TestMeterMemoEntryFileKinds(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "regular")
+	if err := os.WriteFile(regular, []byte("12345678"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(regular, link); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path  string
+		limit int64
+		ok    bool
+	}{
+		{regular, 8, true},
+		{regular, 7, false},
+		{fifo, 1 << 20, false},
+		{link, 1 << 20, false},
+		{zero, 1 << 20, false},
+		{filepath.Join(dir, "missing"), 8, false},
+	} {
+		b, err := readMemoEntry(tc.path, tc.limit)
+		if tc.ok != (err == nil) {
+			t.Errorf("%s (limit %d): %d bytes, %v; want ok %v", filepath.Base(tc.path), tc.limit, len(b), err, tc.ok)
+		}
+	}
+
+	// Through a host: a FIFO in an entry's place is ignored and replaced.
+	wasm, _ := memoModule(t)
+	cache := t.TempDir()
+	memoLoad(t, cache, MeterAll, wasm, nil)
+	entries := memoEntries(t, cache)
+	if len(entries) != 1 {
+		t.Fatalf("memo entries %v, want one", entries)
+	}
+	if err := os.Remove(entries[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(entries[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if metered, hits, writes := memoLoad(t, cache, MeterAll, wasm, nil); !metered || hits != 0 || writes != 1 {
+		t.Fatalf("FIFO entry: metered %v, hits %d, writes %d", metered, hits, writes)
+	}
+	if _, hits, _ := memoLoad(t, cache, MeterAll, wasm, nil); hits != 1 {
+		t.Fatalf("replaced entry not hit: hits %d", hits)
 	}
 }
