@@ -139,16 +139,21 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 			}
 		}
 		if err == nil {
-			cm, err := h.mrt.CompileModule(cctx, metered)
-			if err == nil {
+			var cm wazero.CompiledModule
+			if cm, err = compileIn(cctx, h.mrt, metered); err == nil {
 				return cm, true, nil
 			}
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrCache) {
 				return nil, false, err
 			}
-			err = fmt.Errorf("compile metered module: %w", err)
+			err = fmt.Errorf("%w: compile metered module: %w", errMeteredRefused, err)
 		}
-		if ctx.Err() == nil && !errors.Is(err, errInvalid) {
+		if ctx.Err() != nil || !meterDeclined(err) {
+			// Only the meter's own refusals fall back; anything else
+			// (a cancelled load, an I/O error) is the load's failure.
+			return nil, false, err
+		}
+		if !errors.Is(err, errInvalid) {
 			// An invalid module fails below with wazero's own message.
 			h.log.Warn("module not metered; it runs with wazero's loop checks",
 				slog.String("module", digest[:12]), slog.Any("reason", err))
@@ -158,8 +163,43 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 	if err := screenOnce(); err != nil {
 		return nil, false, err
 	}
-	cm, err := h.rt.CompileModule(cctx, wasm)
+	cm, err := compileIn(cctx, h.rt, wasm)
 	return cm, false, err
+}
+
+// errMeteredRefused: wazero refused the meter's output although the
+// original validated and Verify passed it (a meter bug): the module runs
+// with wazero's checks rather than not at all.
+var errMeteredRefused = errors.New("wazero refused the metered bytes")
+
+// meterDeclined reports whether err is one of the documented reasons a
+// trusted module runs with wazero's loop checks instead of the meter: the
+// meter cannot rewrite it (wasmmeter.ErrUnsupported, ErrMalformed,
+// ErrTooLarge), its output failed Verify (ErrUnmetered), wazero refused
+// the output, or the original is invalid (which then fails with wazero's
+// own message).
+func meterDeclined(err error) bool {
+	for _, target := range []error{wasmmeter.ErrUnsupported, wasmmeter.ErrMalformed, wasmmeter.ErrTooLarge, wasmmeter.ErrUnmetered, errMeteredRefused, errInvalid} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// compileIn compiles wasm in rt. A fault in the file cache is retried once
+// (a failed write leaves the module compiled in memory, so the retry
+// succeeds); one that persists fails with ErrCache, never as the module's
+// fault.
+func compileIn(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err == nil || ctx.Err() != nil || !cacheFault(err) {
+		return cm, err
+	}
+	if cm, err = rt.CompileModule(ctx, wasm); err == nil || !cacheFault(err) {
+		return cm, err
+	}
+	return nil, fmt.Errorf("%w (start plasmd with --cache-dir off, or remove the directory): %w", ErrCache, err)
 }
 
 // remembered returns digest's instrumented bytes if this process or, by

@@ -212,13 +212,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		tenants:  map[string]*Tenant{},
 	}
 	h.applyDefaults(cfg)
-	if cfg.CacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: compilation cache %s: %w", cfg.CacheDir, err)
-		}
-		h.cache = cache
-		rc = rc.WithCompilationCache(cache)
+	cfg.CacheDir = h.openCache(cfg.CacheDir)
+	if h.cache != nil {
+		rc = rc.WithCompilationCache(h.cache)
 	}
 	h.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*Host, error) {
