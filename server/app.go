@@ -343,6 +343,17 @@ func (a *App) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
+// RunningOperations is how many long operations this process is running.
+func (a *App) RunningOperations() int { return a.svc.RunningOperations() }
+
+// DrainOperations lets the long operations this process runs finish, each
+// within its own time limit, until ctx ends, and returns how many still
+// run. A process serving one client (stdio) calls it when the client goes,
+// so an operation it accepted can end and be waited on from the shared
+// store by the next process; Close stops the rest, recording them failed
+// because the process ended, with the calls already made.
+func (a *App) DrainOperations(ctx context.Context) int { return a.svc.DrainOperations(ctx) }
+
 // Close releases the sandbox host and idle connections.
 func (a *App) Close(ctx context.Context) {
 	a.closeOnce.Do(func() {

@@ -317,6 +317,11 @@ func stdio(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// Every signal is also counted for the drain after serving (drain.go),
+	// registered now so none falls between the two to the default action.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// stdout carries MCP; logs go to stderr only.
@@ -336,5 +341,6 @@ func stdio(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "plasmd:", err)
 		return 1
 	}
+	drainStdio(app, stderr, sigs)
 	return 0
 }

@@ -56,8 +56,10 @@ type Answer struct {
 type opRunner struct {
 	timeout, wait time.Duration
 	base          context.Context
-	stop          context.CancelFunc
+	stop          context.CancelCauseFunc
 	wg            sync.WaitGroup
+	// poll is how often wait(…) rereads an operation another process runs.
+	poll time.Duration
 
 	mu   sync.Mutex
 	done map[opKey]chan struct{} // closed when a local worker finishes
@@ -79,9 +81,9 @@ func newOpRunner(reg prometheus.Registerer, timeout, wait time.Duration) *opRunn
 	if wait <= 0 {
 		wait = defaultOpWait
 	}
-	base, stop := context.WithCancel(context.Background())
+	base, stop := context.WithCancelCause(context.Background())
 	r := &opRunner{
-		timeout: timeout, wait: wait, base: base, stop: stop, done: map[opKey]chan struct{}{},
+		timeout: timeout, wait: wait, base: base, stop: stop, done: map[opKey]chan struct{}{}, poll: 200 * time.Millisecond,
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "plasmd_operations_running", Help: "Long operations working now."}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plasmd_operations_total",
 			Help: "Long operations that stopped, by final state."}, []string{"state"}),
@@ -92,11 +94,49 @@ func newOpRunner(reg prometheus.Registerer, timeout, wait time.Duration) *opRunn
 	return r
 }
 
+// errProcessEnded is why workers stop when their process shuts down.
+var errProcessEnded = errors.New("the plasmd process running it shut down")
+
 // close cancels every worker and waits for them.
 func (r *opRunner) close() {
-	r.stop()
+	r.stop(errProcessEnded)
 	r.wg.Wait()
 }
+
+// drain waits until no worker runs or ctx ends, and returns how many
+// still run. Each worker is bounded by its own time limit.
+func (r *opRunner) drain(ctx context.Context) int {
+	for {
+		r.mu.Lock()
+		n := len(r.done)
+		var one chan struct{}
+		for _, d := range r.done {
+			one = d
+			break
+		}
+		r.mu.Unlock()
+		if n == 0 {
+			return 0
+		}
+		select {
+		case <-one:
+		case <-ctx.Done():
+			return n
+		}
+	}
+}
+
+// RunningOperations is how many operation workers this process runs.
+func (s *Service) RunningOperations() int {
+	s.ops.mu.Lock()
+	defer s.ops.mu.Unlock()
+	return len(s.ops.done)
+}
+
+// DrainOperations lets this process's running operations finish (each
+// within its own time limit) until ctx ends; it returns how many still
+// run. Close then stops those, recording that the process ended.
+func (s *Service) DrainOperations(ctx context.Context) int { return s.ops.drain(ctx) }
 
 // continuationRe matches a whole program that is a wait(…) or cancel(…).
 var continuationRe = regexp.MustCompile(`^\s*(wait|cancel)\(\s*([A-Za-z0-9_]+)\s*\)\s*$`)
@@ -209,7 +249,8 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 		return nil, err
 	}
 	op := session.Operation{Tenant: t.ID, Scope: sc.scope(), N: n, Handle: fmt.Sprintf("%s_o%d", sc.Ref, n),
-		Program: program, Summary: p.Summary, Verdict: p.Verdict, State: session.OpAccepted}
+		Program: program, Summary: p.Summary, Verdict: p.Verdict, State: session.OpAccepted,
+		Owner: ownerIdentity(), Deadline: time.Now().Add(s.ops.timeout).UTC()}
 	if err := s.store.StartOperation(ctx, op, maxRunningOps); err != nil {
 		if errors.Is(err, session.ErrTooManyOperations) {
 			pr := problem.New(http.StatusTooManyRequests, "too_many_operations",
@@ -280,6 +321,10 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 		op.State, op.RunN = session.OpDone, out.Run.N
 	case errors.Is(err, errOpCancelled):
 		op.State = session.OpCancelled
+	case context.Cause(r.base) != nil:
+		op.State, op.Error = session.OpFailed, partialRun(context.Cause(r.base).Error(), op.Calls)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		op.State, op.Error = session.OpFailed, partialRun(fmt.Sprintf("it reached its time limit (%s)", r.timeout), op.Calls)
 	default:
 		op.State, op.Error = session.OpFailed, problem.From(err).Detail
 	}
@@ -317,6 +362,11 @@ func (s *Service) waitOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n i
 	if err != nil {
 		return nil, err
 	}
+	if done == nil && !op.Final() {
+		if op, err = s.waitElsewhere(ctx, t, sc, op); err != nil {
+			return nil, err
+		}
+	}
 	a := &Answer{Op: &op, Text: ProgressText(op)}
 	if op.State == session.OpDone {
 		if a.Outcome, err = s.storedOutcome(ctx, t, sc, op); err != nil {
@@ -324,6 +374,58 @@ func (s *Service) waitOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n i
 		}
 	}
 	return a, nil
+}
+
+// partialRun is the error of an operation stopped from outside its
+// program: it names why and says the result is partial, never a result.
+func partialRun(why string, calls int) string {
+	return fmt.Sprintf("%s before the operation finished: a partial run, not a result. %d backend calls had completed "+
+		"and a call in flight may also have reached the backend; their effects stay (a mutation may be partly applied) "+
+		"and the rest of the program did not run", why, calls)
+}
+
+// graceAfterDeadline is how long past its deadline an operation another
+// process runs may go on recording its end before wait calls it lost.
+const graceAfterDeadline = time.Minute
+
+// waitElsewhere holds wait(…) on an operation another process runs (a
+// replica, or the previous one-shot stdio process) by rereading the store
+// until it ends or the wait time passes. An operation whose process is
+// gone (see opowner.go) or that outlived its deadline is recorded failed,
+// saying so, instead of answering "running" for ever.
+func (s *Service) waitElsewhere(ctx context.Context, t *tenant.Tenant, sc RunScope, op session.Operation) (session.Operation, error) {
+	r := s.ops
+	until := time.Now().Add(r.wait)
+	for {
+		lost := ""
+		switch {
+		case op.Owner != "" && ownerGone(op.Owner):
+			lost = "the plasmd process running it ended (it was closed or killed)"
+		case !op.Deadline.IsZero() && time.Now().After(op.Deadline.Add(graceAfterDeadline)):
+			lost = "the plasmd process running it did not record an end within its time limit (it was probably closed or killed)"
+		}
+		if lost != "" {
+			op.State, op.Error = session.OpFailed, partialRun(lost, op.Calls)
+			if err := s.store.UpdateOperation(ctx, op); err != nil {
+				return op, err
+			}
+			// The worker may have recorded its end first: the store keeps it.
+			return s.getOp(ctx, t, sc, op.N)
+		}
+		if !time.Now().Before(until) {
+			return op, nil
+		}
+		select {
+		case <-ctx.Done():
+			return op, nil
+		case <-time.After(r.poll):
+		}
+		cur, err := s.getOp(ctx, t, sc, op.N)
+		if err != nil || cur.Final() {
+			return cur, err
+		}
+		op = cur
+	}
 }
 
 func (s *Service) cancelOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n int) (*Answer, error) {

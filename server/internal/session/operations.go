@@ -38,10 +38,15 @@ type Operation struct {
 	CancelRequested bool `json:"cancel_requested,omitempty"`
 	Calls           int  `json:"calls"`
 	// RunN is the run artifact (r/N in the scope) holding the result.
-	RunN    int       `json:"run_n,omitempty"`
-	Error   string    `json:"error,omitempty"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	RunN  int    `json:"run_n,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Owner names the process running the worker (see core's opowner.go),
+	// so another process can tell a worker that died from a slow one;
+	// Deadline is when the worker's own time limit ends it.
+	Owner    string    `json:"owner,omitempty"`
+	Deadline time.Time `json:"deadline,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
 }
 
 // Final reports whether the operation has stopped.
