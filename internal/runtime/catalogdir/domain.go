@@ -99,6 +99,8 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 		if s, ok := p.str("http_backend", v); ok {
 			if !isHTTPURL(s) {
 				p.errorf(v, "http_backend: %q is not an absolute http(s) URL", s)
+			} else if msg := portProblem(s); msg != "" {
+				p.errorf(v, "http_backend: %q: %s", s, msg)
 			} else {
 				p.declaredOrigin(v, "http_backend", s)
 			}
@@ -208,6 +210,8 @@ func (l *loader) parseAuth(p *parser, key, val *yaml.Node) {
 		a.TokenURL = o.name("token_url")
 		if a.TokenURL != "" && !isHTTPURL(a.TokenURL) {
 			p.errorf(o.val("token_url"), "auth.token_url: %q is not an absolute http(s) URL", a.TokenURL)
+		} else if msg := portProblem(a.TokenURL); msg != "" {
+			p.errorf(o.val("token_url"), "auth.token_url: %q: %s", a.TokenURL, msg)
 		} else if a.TokenURL != "" {
 			p.declaredOrigin(o.val("token_url"), "auth.token_url", a.TokenURL)
 		}

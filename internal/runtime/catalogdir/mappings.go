@@ -267,6 +267,8 @@ func (p *parser) segments(ctx string, n *yaml.Node) ([]catalog.Segment, []*yaml.
 				// origin (catalog.DeclaredURLs), so it must name one.
 				if _, ok := catalog.Origin(seg.Value); catalog.IsAbsoluteURL(seg.Value) && !ok {
 					p.errorf(o.val("value"), "%s.value: %q is not a plain absolute http(s) URL (a host, no user info)%s", sctx, seg.Value, hostProblem(seg.Value))
+				} else if msg := portProblem(seg.Value); msg != "" && catalog.IsAbsoluteURL(seg.Value) {
+					p.errorf(o.val("value"), "%s.value: %q: %s", sctx, seg.Value, msg)
 				} else if ok {
 					p.declaredOrigin(o.val("value"), sctx+".value", seg.Value)
 				}
