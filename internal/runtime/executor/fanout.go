@@ -66,6 +66,27 @@ func (r *run) hop(ctx context.Context, n *plan.Node, step *Step) (abi.Table, err
 	return distinct(t, n.Hop.DistinctBy)
 }
 
+// parentNotFound names the parent row when a from_parent_get hop's get of
+// it answers 404: the run fails as a get of that row would (not-found,
+// naming the entity and id), not with the capability's bare status.
+func (r *run) parentNotFound(n *plan.Node, vars map[string]any, err error) error {
+	var be *BackendError
+	if n.Hop.Materialize != catalog.FromParentGet || !errors.As(err, &be) || be.Status != http.StatusNotFound || n.Input >= len(r.nodes) {
+		return err
+	}
+	var id any
+	if len(n.Hop.Binds) == 1 {
+		id = vars[n.Hop.Binds[0].Var]
+	} else {
+		parts := make([]string, len(n.Hop.Binds))
+		for i, b := range n.Hop.Binds {
+			parts[i] = fmt.Sprintf("%s=%v", b.Field, vars[b.Var])
+		}
+		id = strings.Join(parts, ", ")
+	}
+	return &NotFoundError{Entity: r.nodes[n.Input].Entity, ID: id, Capability: n.Hop.Capability}
+}
+
 // distinct keeps the first row per value of field. Many parents of a
 // cardinality-one relation often share their target (thirty transactions,
 // six accounts); the relation's rows are the targets, not one per parent.
@@ -191,7 +212,7 @@ func (r *run) fanOut(ctx context.Context, n *plan.Node, capability, relation str
 			// first page of them.
 			l, _, err := r.readList(ctx, n.EntryID, capability, n.Entity, vars, resumeAt{}, relation, step, nil)
 			if err != nil {
-				return err
+				return r.parentNotFound(n, vars, err)
 			}
 			tables[i] = l.table
 			return nil

@@ -243,3 +243,50 @@ func TestDistinct(t *testing.T) {
 		t.Errorf("empty table: %v", err)
 	}
 }
+
+// A from_parent_get hop whose get of a parent answers 404 fails as a get
+// of that row would: not-found naming the parent's entity and id (it used
+// to fail with "get_user answered 404 Not Found" and no id).
+func TestHopParentNotFound(t *testing.T) {
+	e := &fakeEngine{caps: map[string]backendFunc{
+		"list_users": static([]string{"login", "id"}, []any{"ann", 1.0}, []any{"gone", 2.0}),
+		"get_user": func(call *abi.CompileRequest, _ string) (*abi.DecodeResponse, error) {
+			return &abi.DecodeResponse{Table: abi.Table{Columns: []string{"org"}, Rows: [][]any{{"o"}}}}, nil
+		},
+	}}
+	s := &fakeSender{statusOf: func(call *abi.CompileRequest) int {
+		if call.Vars["login"] == "gone" {
+			return 404
+		}
+		return 200
+	}}
+	for _, tc := range []struct {
+		name  string
+		binds []plan.Bind
+		id    any
+	}{
+		{"one key", []plan.Bind{{Var: "login", Field: "login"}}, "gone"},
+		{"compound key", []plan.Bind{{Var: "login", Field: "login"}, {Var: "n", Field: "id"}}, "login=gone, id=2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := usersThenHop(plan.Hop{Relation: "orgs", Materialize: "from_parent_get", Target: "Org", Capability: "get_user", Binds: tc.binds}, nil)
+			p.Nodes[0].Entity = "User"
+			_, err := New(s, Limits{}).Run(context.Background(), p, env(e))
+			var nf *NotFoundError
+			if !errors.As(err, &nf) || nf.Entity != "User" || nf.ID != tc.id || nf.Capability != "get_user" {
+				t.Fatalf("error %v, want User %v not found", err, tc.id)
+			}
+			if want := `User "gone" not found`; tc.id == "gone" && !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q, want it to say %q", err, want)
+			}
+		})
+	}
+	// A query_scoped hop's 404 is about the target query, not a get of
+	// the parent: it stays the backend's answer.
+	p := usersThenHop(plan.Hop{Relation: "orgs", Materialize: "query_scoped", Target: "Org", Capability: "get_user", Binds: []plan.Bind{{Var: "login", Field: "login"}}}, nil)
+	_, err := New(s, Limits{}).Run(context.Background(), p, env(e))
+	var nf *NotFoundError
+	if errors.As(err, &nf) || !errors.Is(err, ErrBackend) {
+		t.Errorf("query_scoped 404: %v, want the backend error", err)
+	}
+}
