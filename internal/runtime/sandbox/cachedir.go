@@ -75,7 +75,9 @@ func checkMemoDir(dir string) error {
 		return err
 	}
 	for _, e := range ents {
-		if err := checkEntries(filepath.Join(dir, e.Name()), memoMagic); err != nil {
+		// Corrupt memo entries are the memo's to ignore and replace
+		// (metermemo.go); only what stops it from doing so counts here.
+		if err := checkEntries(filepath.Join(dir, e.Name()), nil); err != nil {
 			return err
 		}
 	}
@@ -102,7 +104,8 @@ func checkEntries(dir string, magic []byte) error {
 	return nil
 }
 
-// checkEntry reads the head of one entry. An entry gone meanwhile (a
+// checkEntry opens one entry and checks it starts with magic (nil: that it
+// is a regular file). An entry gone meanwhile (a
 // concurrent prune) is fine: a miss is what the cache is built for.
 func checkEntry(path string, magic []byte) error {
 	f, err := os.Open(path)
@@ -113,6 +116,12 @@ func checkEntry(path string, magic []byte) error {
 		return err
 	}
 	defer f.Close()
+	if magic == nil {
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a cache entry (not a regular file)", path)
+		}
+		return nil
+	}
 	head := make([]byte, len(magic))
 	if _, err := io.ReadFull(f, head); err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
