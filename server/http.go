@@ -470,68 +470,14 @@ func bindJSON(c echo.Context, v any) error {
 	return decodeJSONBody(body, v)
 }
 
-// negotiate picks a run result format from Accept; the default is the same
-// Markdown an MCP client sees. Each format takes the q of its own entry,
-// else of text/* (text formats), else of */*, so a more specific entry
-// wins over a wildcard (RFC 9110 §12.5.1): "text/markdown;q=0, */*" is
-// anything but Markdown. The highest q wins, the first listed among
-// equals (Markdown first among those a wildcard alone names); q=0 means
-// "not this one".
+// negotiate picks a run result format from Accept (accept.go); the
+// default is the same Markdown an MCP client sees.
 func negotiate(accept string) (string, error) {
 	if strings.TrimSpace(accept) == "" {
 		return "text/markdown", nil
 	}
-	type weight struct {
-		q   float64
-		pos int
-	}
-	explicit := map[string]weight{}
-	var anyType, anyText *weight
-	for i, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		w := weight{q: 1, pos: i}
-		if s, ok := params["q"]; ok {
-			if w.q, err = strconv.ParseFloat(s, 64); err != nil || w.q < 0 || w.q > 1 {
-				continue
-			}
-		}
-		switch mt {
-		case "*/*":
-			if anyType == nil {
-				anyType = &w
-			}
-		case "text/*":
-			if anyText == nil {
-				anyText = &w
-			}
-		default:
-			if _, seen := explicit[mt]; !seen {
-				explicit[mt] = w
-			}
-		}
-	}
-	best, bestW := "", weight{}
-	for _, f := range resultFormats {
-		w, ok := explicit[f]
-		switch {
-		case ok:
-		case anyText != nil && strings.HasPrefix(f, "text/"):
-			w, ok = *anyText, true
-		case anyType != nil:
-			w, ok = *anyType, true
-		}
-		if !ok || w.q <= 0 {
-			continue
-		}
-		if best == "" || w.q > bestW.q || w.q == bestW.q && w.pos < bestW.pos {
-			best, bestW = f, w
-		}
-	}
-	if best != "" {
-		return best, nil
+	if f := pickMediaType(accept, resultFormats); f != "" {
+		return f, nil
 	}
 	p := problem.New(http.StatusNotAcceptable, "not-acceptable", "supported: "+strings.Join(resultFormats, ", "))
 	return "", p
