@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -200,4 +202,46 @@ func TestMeterDeclinedReasons(t *testing.T) {
 			t.Errorf("meterDeclined(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkCheckCacheDir is the probe a start pays with a cache dir (a
+// one-shot MCP client pays it per call): 24 wazero entries and 8 memo
+// entries. The baseline lists the same directories, the least any check
+// of them costs; the probe adds an open and a 6-byte read per entry and
+// a temporary file per directory.
+func BenchmarkCheckCacheDir(b *testing.B) {
+	dir := b.TempDir()
+	wdir := filepath.Join(dir, "wazero-v0-"+goruntime.GOARCH+"-"+goruntime.GOOS)
+	mdir := filepath.Join(dir, meterMemoDir, "0123456789abcdef")
+	for _, d := range []string{wdir, mdir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 24 {
+		if err := os.WriteFile(filepath.Join(wdir, fmt.Sprintf("%064d", i)), append([]byte("WAZEVO"), make([]byte, 4096)...), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 8 {
+		if err := os.WriteFile(filepath.Join(mdir, fmt.Sprintf("%064d", i)), append(memoMagic, make([]byte, 4096)...), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("probe", func(b *testing.B) {
+		for b.Loop() {
+			if err := checkCacheDir(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("list-baseline", func(b *testing.B) {
+		for b.Loop() {
+			for _, d := range []string{dir, wdir, filepath.Dir(mdir), mdir} {
+				if _, err := os.ReadDir(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }
