@@ -102,9 +102,6 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 			} else if msg := portProblem(s); msg != "" && !placeholderPort(s) {
 				p.errorf(v, "http_backend: %q: %s", s, msg)
 			} else {
-				if msg != "" {
-					p.warnf(v, "http_backend: %q: port 0 cannot be dialled; every call fails until this URL is replaced (a placeholder)", s)
-				}
 				p.declaredOrigin(v, "http_backend", s)
 			}
 			c.HTTPBackend = s

@@ -11,8 +11,7 @@ import (
 // as a port, so "http://127.0.0.1:99999/api" passed the check and every
 // run then failed dialing ("address 99999: invalid port"); a TCP port is
 // 1–65535. An empty port ("host:") is the scheme's default, as in HTTP.
-// Port 0 is reported too; http_backend alone makes it a warning
-// (placeholderPort).
+// Port 0 is reported too, except in http_backend (placeholderPort).
 func portProblem(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -29,10 +28,12 @@ func portProblem(raw string) string {
 }
 
 // placeholderPort reports whether raw names port 0. In http_backend that
-// is a placeholder for a URL filled in at load time (the demo catalogs
-// use http://127.0.0.1:0 and the demo server rebases it; README's
-// `catalog check demo/catalogs/tracker` must pass), so it is a warning
-// there: the catalog loads, and says its calls cannot be made as written.
+// is the documented placeholder for a URL filled in at load time (the
+// demo catalogs and the views fixture use http://127.0.0.1:0, which the
+// demo server and the tests rebase), so it loads without a word: a
+// warning on every `catalog check` of the demo taught new users to
+// ignore warnings, and a catalog served as written fails its first call
+// with the dial error.
 func placeholderPort(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && u.Port() == "0"
