@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,19 +23,45 @@ func testCacheDir() string {
 	return filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_"))
 }
 
+// TestMain sets the compilation cache module check shares with the other
+// tests and removes the plasmd binary the subprocess tests built.
+func TestMain(m *testing.M) {
+	moduleCheckCacheDir = testCacheDir()
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the plasmd binary the subprocess tests share: the sources do
+// not change during a run, and each `go build` links a 59 MB binary again.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
 // buildBinary builds plasmd once for the subprocess tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "plasmd")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "plasmd-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "plasmd")
+		cmd := exec.Command("go", "build", "-o", built.bin, ".")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, msg)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
 }
 
 func TestStdioMCP(t *testing.T) {

@@ -16,6 +16,13 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 )
 
+// moduleCheckCacheDir is the compilation cache module check compiles
+// into: none (memory only) for the command, as a module under check is
+// usually bytes no cache holds yet. The package's tests set their shared
+// test cache, so the committed module and the test guests are not
+// compiled again under -race by every test of every run.
+var moduleCheckCacheDir string
+
 // moduleCommand runs `plasmd module check FILE.wasm…`.
 func moduleCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 1 || args[0] != "check" {
@@ -37,7 +44,7 @@ func moduleCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	host, err := sandbox.New(ctx, sandbox.Config{})
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: moduleCheckCacheDir})
 	if err != nil {
 		fmt.Fprintln(stderr, "plasmd:", err)
 		return 1
