@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"testing"
 
@@ -173,6 +174,13 @@ func TestBulkOperationsCharged(t *testing.T) {
 	}
 }
 
+// fuzzing reports whether this run fuzzes (go test -fuzz) rather than
+// only running the seed corpus.
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
+}
+
 // FuzzInstrument: Instrument never panics; on a module wazero accepts it
 // either refuses with a typed error or produces a module wazero accepts
 // and Verify passes, and whose exported functions, run without wazero's
@@ -188,7 +196,12 @@ func FuzzInstrument(f *testing.F) {
 	f.Add((&mod{types: []fnType{{}}, funcs: []uint32{0}, memory: true, bodies: [][]byte{{
 		0x41, 0x00, 0xfd, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0xfd, 0x0b, 0x04, 0x00,
 		0x41, 0x00, 0x41, 0x10, 0x41, 0x10, 0xfc, 0x0a, 0x00, 0x00}}}).build())
-	if !testing.Short() {
+	// The engine and the ledger module seed the fuzzer's mutations only
+	// when fuzzing: on a plain run TestInstrumentRealModules makes the
+	// same checks on the same bytes (Instrument, Verify, wazero accepting
+	// both the original and the output) and more, and each costs tens of
+	// seconds under -race.
+	if fuzzing() {
 		f.Add(enginewasm.Module())
 		if b, err := os.ReadFile("../../../demo/catalogs/ledger/module.wasm"); err == nil {
 			f.Add(b)
