@@ -68,8 +68,15 @@ chromium:
 # every test with the race detector (the console's browser test needs
 # chromium; the shared-store tests need redis-server; the MCP client test
 # needs node and the SDK's npm packages).
+#
+# go test starts packages in the order it is given them, two at a time on
+# a 2-core machine; in ./...'s alphabetical order the server tests, the
+# longest, started last and ran alone at the end. SLOW_PKGS start first
+# (longest first) and ./... adds the rest; go test runs each package once.
+SLOW_PKGS := ./server/ ./internal/runtime/sandbox/ ./cmd/plasmd/ ./server/internal/core/ \
+	./internal/refbackend/ ./server/internal/console/browser/ ./internal/runtime/wasmmeter/
 test: lint check-engine check-modules diff chromium redis-server mcpclient
-	PLASMD_REQUIRE_REDIS=1 PLASMD_REQUIRE_NODE=1 $(GO) test -race -timeout 20m ./...
+	PLASMD_REQUIRE_REDIS=1 PLASMD_REQUIRE_NODE=1 $(GO) test -race -timeout 20m $(SLOW_PKGS) ./...
 
 # mcpclient installs the TypeScript MCP SDK, pinned by package-lock.json,
 # for cmd/plasmd's TestTypeScriptSDKClient (a real MCP client we did not
