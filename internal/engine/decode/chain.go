@@ -38,6 +38,12 @@ func embedded(cat *catalog.Catalog, ent *catalog.Entity, relation string) (path 
 		}
 		path = append(path, steps...)
 		hops = append(hops, extract.Hop{Name: name, Steps: len(steps), One: rel.Cardinality == "one"})
+		// An entity embedding itself (Node.kids → Node) chains without
+		// end; past the decoder's path limit no answer could hold the
+		// rows, and the host refuses such a spec.
+		if len(path) > extract.MaxPath || len(hops) > extract.MaxPath {
+			return nil, nil, nil, fmt.Sprintf("relation chain %.64q reaches %d path steps, limit %d", relation, len(path), extract.MaxPath)
+		}
 	}
 	return path, hops, ent, ""
 }

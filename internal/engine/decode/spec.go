@@ -17,6 +17,26 @@ import (
 // catalog problem that the decoder reports only for successful answers is
 // carried in the spec (Invalid) so the order of errors stays as it was.
 func Spec(cat *catalog.Catalog, capability, relation string) (*extract.Spec, *abi.Error) {
+	s, aerr := compile(cat, capability, relation)
+	if aerr != nil {
+		return nil, aerr
+	}
+	// The host refuses a spec past extract's bounds. catalog.Check holds
+	// a catalog to the same bounds, so this refuses only what Check does
+	// not see (a catalog frozen without it); answering a typed catalog
+	// error here keeps the host from receiving a spec it would refuse.
+	if len(s.Invalid) > extract.MaxTextSize {
+		s.Invalid = s.Invalid[:extract.MaxTextSize]
+	}
+	if err := s.Validate(); err != nil {
+		return nil, &abi.Error{Code: abi.CodeCatalog,
+			Message: fmt.Sprintf("catalog %q, capability %q: %v", cat.EntryID, capability, err)}
+	}
+	return s, nil
+}
+
+// compile builds Spec's extraction spec without bounding it.
+func compile(cat *catalog.Catalog, capability, relation string) (*extract.Spec, *abi.Error) {
 	if cat == nil {
 		return nil, &abi.Error{Code: abi.CodeBadRequest, Message: "decode: missing catalog or request"}
 	}

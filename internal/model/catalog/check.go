@@ -41,6 +41,7 @@ func (c *Catalog) Check() error {
 	}
 	k := &checker{c: c}
 	k.values()
+	k.catalogLimits()
 	for name, e := range c.Entities {
 		k.entity(name, e)
 	}
@@ -128,6 +129,7 @@ func (k *checker) entity(name string, e *Entity) {
 	if len(e.RelOrder) > 0 {
 		k.order(where, "relation_order", e.RelOrder, len(e.Relations), func(n string) bool { return e.Relations[n] != nil })
 	}
+	k.entityLimits(where, e)
 }
 
 // entityWhere names a place inside entity name; a string built only
@@ -179,6 +181,7 @@ func (k *checker) relation(where entityWhere, name string, r *Relation) {
 	switch m.Kind {
 	case "":
 	case FromParentGet:
+		k.relationLimits(where.at("relation "+name), name, r)
 		for i, st := range m.Path {
 			if (st.Key == "") == !st.Wildcard {
 				k.fail(where.at("relation "+name), "materialize path step %d must be a key or a wildcard", i+1)
@@ -194,6 +197,9 @@ func (k *checker) relation(where entityWhere, name string, r *Relation) {
 }
 
 func (k *checker) capability(name string, cp *Capability) {
+	if len(name) > MaxText {
+		k.fail("capability", "name of %d bytes, limit %d", len(name), MaxText)
+	}
 	if cp != nil && cp.Name == name && k.c.Entities[cp.Entity] != nil && len(cp.Parameters) == 0 && len(cp.Preflight) == 0 {
 		return // the common case, without building where
 	}
@@ -229,6 +235,9 @@ func (k *checker) mapping(name string, m *Mapping) {
 		return
 	case k.c.Capabilities[name] == nil:
 		k.fail(where+name, "maps capability %q, which the catalog does not declare", name)
+	}
+	if m.Response != nil || m.Pagination != nil {
+		k.mappingLimits(where+name, m)
 	}
 	for i, s := range m.Path {
 		if s.Type != "literal" && s.Type != "var" {

@@ -117,12 +117,14 @@ type Param struct {
 
 // Bounds on a spec. They are far above what a catalog declares and keep
 // a hostile spec's cost on the host proportional to the body it reads.
+// They are the catalog's limits (catalog.Check holds a catalog to them),
+// so a catalog Check passes compiles to a spec Validate passes.
 const (
-	MaxColumns  = 1024
-	MaxPath     = maxJSONDepth
-	MaxParams   = 64
-	MaxStrings  = 64 // list-valued rule settings (alternate prefixes, prefer keys)
-	MaxTextSize = 4096
+	MaxColumns  = catalog.MaxFields
+	MaxPath     = catalog.MaxWirePath
+	MaxParams   = catalog.MaxPageParams
+	MaxStrings  = catalog.MaxRuleStrings // list-valued rule settings (alternate prefixes, prefer keys)
+	MaxTextSize = catalog.MaxText
 )
 
 // ErrSpec is wrapped by every Validate error.

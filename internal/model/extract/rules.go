@@ -64,7 +64,9 @@ func derive(d *catalog.Derive, v any) any {
 					parts = append(parts, seg)
 				}
 			}
-			if d.PartIndex < len(parts) {
+			// A negative index (a catalog Check refuses) derives null
+			// rather than indexing before the first part.
+			if d.PartIndex >= 0 && d.PartIndex < len(parts) {
 				return parts[d.PartIndex]
 			}
 			return nil

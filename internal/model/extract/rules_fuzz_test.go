@@ -39,3 +39,13 @@ func FuzzDeriveAndPreprocess(f *testing.F) {
 		}
 	})
 }
+
+// TestDeriveNegativePartIndex: a part_index below zero (Validate and
+// catalog.Check refuse it) derives null when a spec is applied without
+// validation, rather than indexing before the first part.
+func TestDeriveNegativePartIndex(t *testing.T) {
+	d := &catalog.Derive{Type: catalog.DeriveSegmentsAfterPrefix, Prefix: "p/", PartIndex: -1}
+	if got := derive(d, "p/a/b"); got != nil {
+		t.Fatalf("derive = %v, want nil", got)
+	}
+}
