@@ -134,12 +134,19 @@ func (e *Engine) spec(ctx context.Context, req *abi.DecodeRequest, digest string
 	}
 	var s extract.Spec
 	if err := e.Tenant.do(ctx, abi.ExportDecodeSpec, []string{req.EntryID}, in, nil, func(b []byte) error {
-		if err := abi.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		return s.Validate()
+		return abi.Unmarshal(b, &s)
 	}); err != nil {
 		return nil, err
+	}
+	// A readable spec past the bounds is refused without discarding the
+	// instance: its answer was well framed, so nothing says its state is
+	// broken (an unreadable answer, above, is and discards it). The engine
+	// validates every spec it compiles and answers a catalog error instead
+	// (decode.Spec), so only a module that is not this engine, or one from
+	// before that check, sends one. It is not cached; each call asks again.
+	if err := s.Validate(); err != nil {
+		return nil, e.Tenant.callError(abi.ExportDecodeSpec, ErrABI,
+			fmt.Sprintf("decode spec of catalog %q, capability %q: %v", req.EntryID, req.Capability, err))
 	}
 	// Cache only when the catalog did not change while the guest compiled:
 	// the instance may have installed a newer one than digest names.
