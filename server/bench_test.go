@@ -54,7 +54,7 @@ func BenchmarkPlanNative(b *testing.B) {
 	req, cats := planRequest(b)
 	byID := map[string]*catalog.Catalog{}
 	for _, c := range cats {
-		c.Freeze()
+		mustFreeze(b, c)
 		byID[c.EntryID] = c
 	}
 	b.ReportAllocs()
@@ -74,7 +74,7 @@ func BenchmarkPlanNativeScratch(b *testing.B) {
 	req, cats := planRequest(b)
 	byID := map[string]*catalog.Catalog{}
 	for _, c := range cats {
-		c.Freeze()
+		mustFreeze(b, c)
 		byID[c.EntryID] = c
 	}
 	var s lang.Scratch
@@ -186,7 +186,7 @@ func BenchmarkPlanInterleaved(b *testing.B) {
 	plan := sessionPlanner(b, req, cats)
 	byID := map[string]*catalog.Catalog{}
 	for _, c := range cats {
-		c.Freeze()
+		mustFreeze(b, c)
 		byID[c.EntryID] = c
 	}
 	var s lang.Scratch

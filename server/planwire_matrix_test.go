@@ -34,7 +34,7 @@ func TestLanguageMatrixWireRoundTrip(t *testing.T) {
 		byID[c.EntryID] = c
 	}
 	for _, c := range byID {
-		c.Freeze()
+		mustFreeze(t, c)
 	}
 	planned := 0
 	for _, row := range m.Rows {

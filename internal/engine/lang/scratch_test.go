@@ -30,7 +30,9 @@ func encodePlan(t testing.TB, p any, err *abi.Error) string {
 func TestScratchMatchesPlan(t *testing.T) {
 	cats := testCatalogs()
 	for _, c := range cats {
-		c.Freeze()
+		if err := c.Freeze(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	type call struct {
 		req  *abi.PlanRequest

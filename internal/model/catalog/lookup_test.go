@@ -46,7 +46,9 @@ func TestFreezeKeepsLookups(t *testing.T) {
 		for _, e := range entities {
 			before[e] = ask(e)
 		}
-		c.Freeze()
+		if err := c.Freeze(); err != nil {
+			t.Fatal(err)
+		}
 		for _, e := range entities {
 			got := ask(e)
 			if !slices.Equal(got.caps, before[e].caps) || got.get != before[e].get || got.list != before[e].list {

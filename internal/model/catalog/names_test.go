@@ -21,12 +21,14 @@ func TestFrozenNamesMatchMaps(t *testing.T) {
 			e.Fields[f] = &Field{Name: f}
 		}
 		e.Fields["id"] = &Field{Name: "id"}
-		e.Relations[strings.ToLower(n)+"s"] = &Relation{}
+		rn := strings.ToLower(n) + "s"
+		e.Relations[rn] = &Relation{Name: rn, Target: n, Cardinality: "many"}
 		c.Entities[n] = e
 		c.Capabilities[strings.ToLower(n)+"_get"] = &Capability{Name: strings.ToLower(n) + "_get", Entity: n, Kind: KindGet}
 	}
-	c.Entities["Nil"] = nil // a nil entry answers nil, as the map does
-	c.Freeze()
+	if err := c.Freeze(); err != nil {
+		t.Fatal(err)
+	}
 	probes := func(names []string) []string {
 		out := []string{"", "zz", "ISSUE", "field_"}
 		for _, n := range names {

@@ -15,6 +15,9 @@ func originsCatalog(n int) *Catalog {
 		HTTPBackend: "https://pokeapi.example/api/v2",
 		Auth:        Auth{TokenURL: "https://auth.example/token"},
 		Mappings:    map[string]*Mapping{},
+		Entities:    map[string]*Entity{"Thing": {Name: "Thing", Fields: map[string]*Field{}}},
+		// Each mapping maps a declared capability, as Check requires.
+		Capabilities: map[string]*Capability{},
 	}
 	for i := 0; i < n; i++ {
 		path := []Segment{{Type: "literal", Value: fmt.Sprintf("thing%d", i)}, {Type: "var", Name: "id"}}
@@ -24,7 +27,9 @@ func originsCatalog(n int) *Catalog {
 		case 2 * n / 3:
 			path = []Segment{{Type: "literal", Value: "HTTP://Other.Example:8080/x"}}
 		}
-		c.Mappings[fmt.Sprintf("thing_%03d_get", i)] = &Mapping{Method: "GET", Path: path}
+		name := fmt.Sprintf("thing_%03d_get", i)
+		c.Mappings[name] = &Mapping{Method: "GET", Path: path}
+		c.Capabilities[name] = &Capability{Name: name, Kind: KindGet, Entity: "Thing"}
 	}
 	return c
 }
@@ -49,7 +54,9 @@ func TestDeclaredOriginsFrozen(t *testing.T) {
 		t.Fatalf("unfrozen: %q, want %q", got, want)
 	}
 	frozen := originsCatalog(30)
-	frozen.Freeze()
+	if err := frozen.Freeze(); err != nil {
+		t.Fatal(err)
+	}
 	if got := frozen.DeclaredOrigins(); !slices.Equal(got, want) {
 		t.Fatalf("frozen: %q, want %q", got, want)
 	}
@@ -69,7 +76,9 @@ func BenchmarkDeclaresOrigin(b *testing.B) {
 	const origin = "https://pokeapi.example:443"
 	c := originsCatalog(100)
 	frozen := originsCatalog(100)
-	frozen.Freeze()
+	if err := frozen.Freeze(); err != nil {
+		b.Fatal(err)
+	}
 	b.Run("before", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

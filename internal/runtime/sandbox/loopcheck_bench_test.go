@@ -150,7 +150,9 @@ func BenchmarkPlanFloor(b *testing.B) {
 	}
 	byID := map[string]*catalog.Catalog{}
 	for _, c := range cats {
-		c.Freeze()
+		if err := c.Freeze(); err != nil {
+			b.Fatal(err)
+		}
 		byID[c.EntryID] = c
 	}
 	var s lang.Scratch
