@@ -378,6 +378,13 @@ func (l *loader) result(srcs ...source) (*catalog.Catalog, error) {
 		}
 		return nil, l.errs
 	}
+	// The engine refuses a catalog that breaks one of catalog.Check's
+	// invariants (bounds included) when an instance loads it, on every
+	// call; refusing it here, at startup, names the catalog once instead.
+	// The loader's own checks make this rare (TestLoadedCatalogsCheck).
+	if err := l.cat.Check(); err != nil {
+		return nil, ErrorList{&Error{Msg: err.Error()}}
+	}
 	l.cat.Digest = digest(srcs)
 	return l.cat, nil
 }
