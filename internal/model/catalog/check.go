@@ -177,6 +177,11 @@ func (k *checker) relation(where entityWhere, name string, r *Relation) {
 	case k.c.Entities[r.Target] == nil:
 		k.fail(where.at("relation "+name), "targets entity %q, which the catalog does not declare", r.Target)
 	}
+	// The decoder reads anything but "one" as many, so a misspelt "ONE"
+	// would silently accept several values where one is declared.
+	if r.Cardinality != "one" && r.Cardinality != "many" {
+		k.fail(where.at("relation "+name), "cardinality %q is not one or many", r.Cardinality)
+	}
 	m := r.Materialize
 	switch m.Kind {
 	case "":

@@ -28,6 +28,10 @@ func TestCheckLimits(t *testing.T) {
 		edit func(c *Catalog)
 		want string // "" = valid
 	}{
+		{"cardinality upper case", func(c *Catalog) { c.Entities["Issue"].Relations["owner"].Cardinality = "ONE" },
+			`entity Issue, relation owner: cardinality "ONE" is not one or many`},
+		{"cardinality missing", func(c *Catalog) { c.Entities["Issue"].Relations["owner"].Cardinality = "" },
+			`relation owner: cardinality "" is not one or many`},
 		{"negative part_index", func(c *Catalog) {
 			title(c).Derive = &Derive{Type: DeriveSegmentsAfterPrefix, Prefix: "p/", PartIndex: -1}
 		}, "entity Issue, field title: derive part_index -1 is negative"},
