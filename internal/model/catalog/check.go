@@ -86,6 +86,8 @@ func (k *checker) values() {
 	for name, v := range k.c.Values {
 		if v == nil {
 			k.fail("value "+name, "is null")
+		} else if len(v.Type) > MaxText {
+			k.fail("value "+name, "type of %d bytes, limit %d", len(v.Type), MaxText)
 		}
 	}
 }
@@ -106,6 +108,12 @@ func (k *checker) entity(name string, e *Entity) {
 		case f.Name != fn:
 			k.fail(where.at("field "+fn), "is named %q inside", f.Name)
 		}
+		if f != nil && (len(fn) > MaxText || len(f.Path) > 0 || f.Derive != nil) {
+			k.fieldLimits(where, fn, f)
+		}
+	}
+	if len(e.Fields) > MaxFields {
+		k.fail(where.at(), "has %d fields, limit %d", len(e.Fields), MaxFields)
 	}
 	if len(e.FieldOrder) > 0 {
 		k.order(where, "field_order", e.FieldOrder, len(e.Fields), func(n string) bool { return e.Fields[n] != nil })
@@ -129,7 +137,6 @@ func (k *checker) entity(name string, e *Entity) {
 	if len(e.RelOrder) > 0 {
 		k.order(where, "relation_order", e.RelOrder, len(e.Relations), func(n string) bool { return e.Relations[n] != nil })
 	}
-	k.entityLimits(where, e)
 }
 
 // entityWhere names a place inside entity name; a string built only
@@ -186,7 +193,7 @@ func (k *checker) relation(where entityWhere, name string, r *Relation) {
 	switch m.Kind {
 	case "":
 	case FromParentGet:
-		k.relationLimits(where.at("relation "+name), name, r)
+		k.relationLimits(func() string { return where.at("relation " + name) }, name, r)
 		for i, st := range m.Path {
 			if (st.Key == "") == !st.Wildcard {
 				k.fail(where.at("relation "+name), "materialize path step %d must be a key or a wildcard", i+1)
@@ -242,7 +249,7 @@ func (k *checker) mapping(name string, m *Mapping) {
 		k.fail(where+name, "maps capability %q, which the catalog does not declare", name)
 	}
 	if m.Response != nil || m.Pagination != nil {
-		k.mappingLimits(where+name, m)
+		k.mappingLimits(func() string { return where + name }, m)
 	}
 	for i, s := range m.Path {
 		if s.Type != "literal" && s.Type != "var" {

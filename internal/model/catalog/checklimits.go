@@ -21,18 +21,25 @@ const (
 	MaxPageParams = 64
 )
 
-// text fails where a string is longer than MaxText.
-func (k *checker) text(where, what, s string) {
+// place names where a problem is; it is called only when one is found,
+// so a valid catalog builds no names (Check runs on every load).
+type place func() string
+
+// at is a place already named.
+func at(s string) place { return func() string { return s } }
+
+// text fails at a string longer than MaxText.
+func (k *checker) text(where place, what, s string) {
 	if len(s) > MaxText {
-		k.fail(where, "%s of %d bytes, limit %d", what, len(s), MaxText)
+		k.fail(where(), "%s of %d bytes, limit %d", what, len(s), MaxText)
 	}
 }
 
-// path fails where a wire path has more than MaxWirePath steps or a step
-// longer than MaxText.
-func (k *checker) path(where, what string, p []string) {
+// path fails at a wire path of more than MaxWirePath steps or with a
+// step longer than MaxText.
+func (k *checker) path(where place, what string, p []string) {
 	if len(p) > MaxWirePath {
-		k.fail(where, "%s of %d steps, limit %d", what, len(p), MaxWirePath)
+		k.fail(where(), "%s of %d steps, limit %d", what, len(p), MaxWirePath)
 	}
 	for _, s := range p {
 		k.text(where, what, s)
@@ -41,44 +48,31 @@ func (k *checker) path(where, what string, p []string) {
 
 // catalogLimits checks the catalog-wide strings a spec carries.
 func (k *checker) catalogLimits() {
-	k.text("catalog", "auth env", k.c.Auth.Env)
-	k.text("catalog", "http_backend", k.c.HTTPBackend)
-	for name, v := range k.c.Values {
-		if v != nil {
-			k.text("value "+name, "type", v.Type)
-		}
-	}
+	k.text(at("catalog"), "auth env", k.c.Auth.Env)
+	k.text(at("catalog"), "http_backend", k.c.HTTPBackend)
 }
 
-// entityLimits checks what of an entity becomes a spec's columns.
-func (k *checker) entityLimits(where entityWhere, e *Entity) {
-	if len(e.Fields) > MaxFields {
-		k.fail(where.at(), "has %d fields, limit %d", len(e.Fields), MaxFields)
-	}
-	for fn, f := range e.Fields {
-		if f == nil {
-			continue
-		}
-		if len(fn) > MaxText || len(f.Path) > 0 || f.Derive != nil {
-			fw := where.at("field " + fn)
-			k.text(fw, "name", fn)
-			k.path(fw, "path", f.Path)
-			k.derive(fw, f.Derive)
-		}
-	}
+// fieldLimits checks what of a field becomes a spec's column; entity
+// calls it, in its one walk of the fields, for a field with a long name,
+// a path or a derive rule.
+func (k *checker) fieldLimits(where entityWhere, fn string, f *Field) {
+	fw := func() string { return where.at("field " + fn) }
+	k.text(fw, "name", fn)
+	k.path(fw, "path", f.Path)
+	k.derive(fw, f.Derive)
 }
 
 // derive checks a field's derive rule as the spec check does: a
 // negative part_index would index before a derived value's first part.
-func (k *checker) derive(where string, d *Derive) {
+func (k *checker) derive(where place, d *Derive) {
 	if d == nil {
 		return
 	}
 	if d.PartIndex < 0 {
-		k.fail(where, "derive part_index %d is negative", d.PartIndex)
+		k.fail(where(), "derive part_index %d is negative", d.PartIndex)
 	}
 	if len(d.AltPrefixes) > MaxRuleStrings || len(d.PreferKeys) > MaxRuleStrings {
-		k.fail(where, "derive rule lists more than %d strings", MaxRuleStrings)
+		k.fail(where(), "derive rule lists more than %d strings", MaxRuleStrings)
 	}
 	for _, s := range [...]string{d.Type, d.Prefix, d.Equals, d.MatchKey, d.ValueField, d.Key, d.BlocksKey, d.RefField, d.Segment} {
 		k.text(where, "derive", s)
@@ -93,10 +87,10 @@ func (k *checker) derive(where string, d *Derive) {
 
 // relationLimits checks a from_parent_get relation's name and path; a
 // chain of them is bounded where it is compiled (decode's embedded).
-func (k *checker) relationLimits(where string, name string, r *Relation) {
+func (k *checker) relationLimits(where place, name string, r *Relation) {
 	k.text(where, "name", name)
 	if len(r.Materialize.Path) > MaxWirePath {
-		k.fail(where, "materialize path of %d steps, limit %d", len(r.Materialize.Path), MaxWirePath)
+		k.fail(where(), "materialize path of %d steps, limit %d", len(r.Materialize.Path), MaxWirePath)
 	}
 	for _, st := range r.Materialize.Path {
 		k.text(where, "materialize path", st.Key)
@@ -104,7 +98,7 @@ func (k *checker) relationLimits(where string, name string, r *Relation) {
 }
 
 // mappingLimits checks a mapping's response shape and pagination.
-func (k *checker) mappingLimits(where string, m *Mapping) {
+func (k *checker) mappingLimits(where place, m *Mapping) {
 	if r := m.Response; r != nil {
 		k.path(where, "items_path", r.ItemsPath)
 		k.text(where, "item_inner_key", r.ItemInnerKey)
@@ -123,7 +117,7 @@ func (k *checker) mappingLimits(where string, m *Mapping) {
 	k.path(where, "pagination response_prefix", p.ResponsePrefix)
 	k.text(where, "pagination response_next_url_field", p.NextURLField)
 	if len(p.Params) > MaxPageParams {
-		k.fail(where, "pagination has %d params, limit %d", len(p.Params), MaxPageParams)
+		k.fail(where(), "pagination has %d params, limit %d", len(p.Params), MaxPageParams)
 	}
 	for n, pp := range p.Params {
 		k.text(where, "pagination param", n)
