@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"syscall"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -104,22 +105,38 @@ func checkEntries(dir string, magic []byte) error {
 	return nil
 }
 
-// checkEntry opens one entry and checks it starts with magic (nil: that it
-// is a regular file). An entry gone meanwhile (a
-// concurrent prune) is fine: a miss is what the cache is built for.
+// checkEntry opens one entry and checks it starts with magic (nil: a
+// meter memo entry). An entry gone meanwhile (a concurrent prune) is
+// fine: a miss is what the cache is built for. The open neither follows
+// a symlink nor blocks on a FIFO (O_NONBLOCK), so whoever could write the
+// directory cannot hang the start. A memo entry that is a symlink, FIFO
+// or device is the memo's to refuse and replace (readMemoEntry reads only
+// regular files); one that is a directory, which no store can replace,
+// and any odd wazero entry, which wazero would open and block on, make
+// the cache unusable.
 func checkEntry(path string, magic []byte) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if magic == nil && errors.Is(err, syscall.ELOOP) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if magic == nil {
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a cache entry (not a regular file)", path)
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		if magic == nil && !fi.IsDir() {
+			return nil
 		}
+		return fmt.Errorf("%s: not a cache entry (not a regular file)", path)
+	}
+	if magic == nil {
 		return nil
 	}
 	head := make([]byte, len(magic))

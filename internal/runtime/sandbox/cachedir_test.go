@@ -11,6 +11,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -83,6 +84,27 @@ func TestCacheDirUnusableIgnored(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.Mkdir(e, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"entry is a FIFO", false, func(t *testing.T, dir string) {
+			// Opening it for reading would block the start for ever.
+			for _, e := range populateCache(t, dir) {
+				if err := os.Remove(e); err != nil {
+					t.Fatal(err)
+				}
+				if err := syscall.Mkfifo(e, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"entry is a symlink", false, func(t *testing.T, dir string) {
+			for _, e := range populateCache(t, dir) {
+				if err := os.Remove(e); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("/dev/zero", e); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -2,11 +2,13 @@ package core
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // An operation's worker lives in the process that accepted it. A one-shot
@@ -46,20 +48,27 @@ func ownerPlace() string {
 // procStart is field 22 of /proc/pid/stat: the start time in clock ticks
 // since boot.
 func procStart(pid int) (string, bool) {
+	start, _, ok := procStat(pid)
+	return start, ok
+}
+
+// procStat reads pid's start time (field 22) and state (field 3) from
+// /proc; readable is false when the file cannot be read or parsed.
+func procStat(pid int) (start, state string, readable bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	// The command name (field 2) may hold spaces; fields after its ")".
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return "", false
+		return "", "", false
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return "", false
+		return "", "", false
 	}
-	return f[19], true
+	return f[19], f[0], true
 }
 
 // ownerGone reports whether owner names a process this one can see is no
@@ -75,8 +84,14 @@ func ownerGone(owner string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	now, alive := procStart(pid)
-	return !alive || now != start
+	now, state, readable := procStat(pid)
+	if !readable {
+		// /proc hides other users' processes under hidepid: only the
+		// kernel's "no such process" says gone; EPERM says alive.
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	// A zombie has ended; only its parent has not reaped it yet.
+	return now != start || state == "Z"
 }
 
 // cutLast2 splits "place/pid/start" into place and "pid/start".

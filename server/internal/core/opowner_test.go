@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 )
 
@@ -43,5 +44,39 @@ func TestOwnerGone(t *testing.T) {
 		if got := ownerGone(tc.owner); got != tc.gone {
 			t.Errorf("%s: ownerGone(%q) = %v, want %v", tc.name, tc.owner, got, tc.gone)
 		}
+	}
+}
+
+// A killed owner its parent has not reaped yet (a zombie) has ended.
+func TestOwnerGoneZombie(t *testing.T) {
+	if ownerIdentity() == "" {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	start, ok := procStart(cmd.Process.Pid)
+	if !ok {
+		t.Fatal("no start time for a running child")
+	}
+	owner := fmt.Sprintf("%s/%d/%s", ownerPlace(), cmd.Process.Pid, start)
+	if ownerGone(owner) {
+		t.Fatal("a running child judged gone")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Not reaped until the deferred Wait: wait for the kernel to mark it
+	// a zombie (no timing threshold; the test's own timeout bounds it).
+	for {
+		if _, state, ok := procStat(cmd.Process.Pid); ok && state == "Z" {
+			break
+		}
+		runtime.Gosched()
+	}
+	if !ownerGone(owner) {
+		t.Error("a zombie owner judged alive")
 	}
 }
