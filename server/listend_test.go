@@ -186,10 +186,13 @@ func checkListEnd(t *testing.T, f *fixture, path string, tests []listEndCase, he
 }
 
 // TestListPageWithoutItsKey: a page answering 200 without the key its list
-// is declared under (a rate-limit notice, Slack's {"ok":false,…}) is
-// refused, on the first page and on a later one, naming the expected path
-// and the keys present. Before, the first page was read as no rows and a
-// later one ended the list: a prefix answered as the whole list.
+// is declared under, or with null there, beside an error sign (a
+// rate-limit notice, Slack's {"ok":false,…}, GraphQL's errors) is refused,
+// on the first page and on a later one, naming the expected path, the keys
+// present and the backend's error text. Before, the first page was read as
+// no rows and a later one ended the list: a prefix answered as the whole
+// list. Without an error sign a missing key is an empty page (Gmail
+// answers an empty search {"resultSizeEstimate":0}), as a null list is.
 func TestListPageWithoutItsKey(t *testing.T) {
 	limited := listEndPage{body: `{"error":"rate limited"}`}
 	backend := listEndBackend(t, map[string][]listEndPage{
@@ -198,6 +201,10 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		"/nx?miss2": {{ids: []int{1, 2, 3}}, {body: `{"ok":false,"error":"invalid_cursor"}`}},
 		"/nx?nul":   {{ids: []int{1, 2}}, {body: `{"data":null}`}},
 		"/nx?emp":   {{body: `{"data":[]}`}},
+		"/nx?gm1":   {{body: `{"resultSizeEstimate":0}`}},
+		"/nx?gm2":   {{ids: []int{1, 2}}, {body: `{"resultSizeEstimate":0}`}},
+		"/nx?slk":   {{ids: []int{1, 2}}, {body: `{"ok":false,"error":"ratelimited","data":null}`}},
+		"/nx?gql":   {{ids: []int{1}}, {body: `{"data":null,"errors":[{"status":"429","detail":"slow down"}]}`}},
 		"/ip?ok":    {{ids: []int{1, 2}}, {ids: []int{3}}},
 		"/ip?miss2": {{ids: []int{1, 2}}, {body: `{"data":{"error":"rate limited"}}`}},
 		"/ip?miss1": {limited},
@@ -208,6 +215,10 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		{`Nx{set="ok"}.sort(id)[id]`, "1 2 3 4"},
 		{`Nx{set="nul"}.sort(id)[id]`, "1 2"},
 		{`Nx{set="emp"}.aggregate(n=count)`, "0"},
+		{`Nx{set="gm1"}.aggregate(n=count)`, "0"},
+		{`Nx{set="gm2"}.sort(id)[id]`, "1 2"},
+		{`Nx{set="slk"}.sort(id)[id]`, `refused:has null at data (its keys: data, error, ok) beside an error sign (error: \"ratelimited\")`},
+		{`Nx{set="gql"}.aggregate(n=count)`, `refused:slow down`},
 		{`Nx{set="miss1"}.sort(id)[id]`, `refused:has no \"data\" at the top level (its keys: error)`},
 		{`Nx{set="miss2"}.sort(id)[id]`, `refused:(its keys: error, ok)`},
 		{`Nx{set="miss2"}.aggregate(n=count)`, "refused:the list is expected at data"},

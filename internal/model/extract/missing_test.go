@@ -10,11 +10,13 @@ import (
 )
 
 // TestListPageWithoutItsList: a read's page whose 200 answer lacks the key
-// its list is declared under is refused, naming the expected path and the
-// keys present, on the first page as on later ones (the decoder does not
-// know which page it reads). An empty list, or an explicit null in its
-// place or on the way to it, is an empty page; a mutation's answer and a
-// single object keep reading a missing key as nothing.
+// its list is declared under, or a null there, beside an error sign
+// (error, errors, fault, ok: false) is refused, naming the expected path,
+// the keys present and the backend's error text, on the first page as on
+// later ones (the decoder does not know which page it reads). Without an
+// error sign a missing key (Gmail's {"resultSizeEstimate":0}), an empty
+// list or a null in its place or on the way to it is an empty page; a
+// mutation's answer and a single object read a missing key as nothing.
 func TestListPageWithoutItsList(t *testing.T) {
 	data := &catalog.Response{ItemsPath: []string{"data"}}
 	nested := &catalog.Response{ItemsPath: []string{"data", "list"}}
@@ -33,7 +35,16 @@ func TestListPageWithoutItsList(t *testing.T) {
 		{"empty nested", nested, true, `{"data":{"list":[]}}`, `[]`},
 		{"slack error", data, true, `{"ok":false,"error":"invalid_cursor"}`, `error|expected at data|no "data"|its keys: error, ok`},
 		{"rate limited", data, true, `{"error":"rate limited"}`, `error|no "data"|its keys: error`},
-		{"empty object", data, true, `{}`, `error|its keys: none`},
+		{"empty object", data, true, `{}`, `[]`},
+		{"gmail empty search", &catalog.Response{ItemsPath: []string{"messages"}}, true, `{"resultSizeEstimate":0}`, `[]`},
+		{"slack ok false, null list", data, true, `{"ok":false,"error":"ratelimited","data":null}`, `error|expected at data|has null at data|ratelimited|its keys: data, error, ok`},
+		{"ok false alone", data, true, `{"ok":false}`, `error|no "data"|ok: false`},
+		{"null beside errors", data, true, `{"data":null,"errors":[{"status":"429","detail":"rate limited"}]}`, `error|has null at data|errors: [{"detail":"rate limited"`},
+		{"null beside empty errors", data, true, `{"data":null,"errors":[],"error":null,"ok":true}`, `[]`},
+		{"fault", data, true, `{"fault":{"faultstring":"quota"}}`, `error|fault: {"faultstring":"quota"}`},
+		{"null on the way beside error", nested, true, `{"data":null,"error":"x"}`, `error|has null at data|error: "x"`},
+		{"null list beside inner error", nested, true, `{"data":{"list":null,"error":"busy"}}`, `error|has null at data.list|busy`},
+		{"long error truncated", data, true, `{"error":"` + strings.Repeat("é", 300) + `"}`, `error|…|no "data"`},
 		{"nested, outer missing", nested, true, `{"error":"x"}`, `error|expected at data.list|no "data" at the top level`},
 		{"nested, inner missing", nested, true, `{"data":{"error":"x","next":null}}`, `error|expected at data.list|no "list" at data|its keys: error, next`},
 		{"index past a list", &catalog.Response{ItemsPath: []string{"1", "data"}}, true, `[{"data":[]}]`, `error|expected at 1.data|no index 1`},

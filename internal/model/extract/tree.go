@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 )
@@ -187,6 +188,9 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 			break
 		}
 		if node == nil {
+			if read && !r.Single && i > 0 {
+				return nil, nullAt(doc, r.ItemsPath, i-1)
+			}
 			return nil, nil
 		}
 		if arr, ok := node.([]any); ok && isIndex(k) {
@@ -212,8 +216,9 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 					k, k, keyList(obj))
 			}
 			if read && !r.Single {
-				return nil, missingList(r.ItemsPath, i, obj)
+				return nil, nullOrMissing(doc, obj, r.ItemsPath, i, true)
 			}
+			return nil, nil
 		}
 		node = obj[k]
 	}
@@ -231,6 +236,11 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 	case r.Items || len(r.ItemsPath) > 0:
 		switch t := node.(type) {
 		case nil:
+			if read && len(r.ItemsPath) > 0 {
+				if err := nullAt(doc, r.ItemsPath, len(r.ItemsPath)-1); err != nil {
+					return nil, err
+				}
+			}
 		case []any:
 			items = t
 		default:
@@ -258,22 +268,111 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 	return inner, nil
 }
 
-// missingList refuses a list page whose answer lacks the key at
-// path[i]. Read as an empty page, such an answer (Slack's 200
-// {"ok":false,"error":"invalid_cursor"}, a rate-limit notice) would end
-// the list silently: on the first page as no rows, on a later one as a
-// prefix answered as the whole list. The keys present usually show what
-// the backend said instead.
-func missingList(path []string, i int, obj map[string]any) error {
+// nullOrMissing decides a list page whose list is absent: the key at
+// path[i] is missing (missing) or the value there is null. Gmail answers an
+// empty search with 200 {"resultSizeEstimate":0} and no "messages" key
+// (proto3 JSON omits empty lists), and many backends write an empty list
+// as null, so such a page is an empty page (nil). But beside an error
+// sign — at the top level or in obj, the object that should hold the
+// list: "error", a non-empty "errors", "fault", or "ok": false — it is an
+// error answered with 200 (Slack's {"ok":false,"error":"ratelimited"},
+// GraphQL's {"data":null,"errors":[…]}); read as empty it would end the
+// list silently (on the first page as no rows, on a later one as a prefix
+// answered as the whole list), so it is refused, naming the expected path,
+// the keys present and the backend's own words.
+func nullOrMissing(doc any, obj map[string]any, path []string, i int, missing bool) error {
+	sign, text := errorSign(obj)
+	if top, ok := doc.(map[string]any); !sign && ok {
+		sign, text = errorSign(top)
+		if obj == nil {
+			obj = top
+		}
+	}
+	if !sign {
+		return nil
+	}
 	at := "at the top level"
 	if i > 0 {
 		at = "at " + where(path[:i])
 	}
-	return noListError(fmt.Sprintf("the list is expected at %s, and this answer has no %q %s (its keys: %s); a page without its list is refused rather than read as empty",
-		where(path), path[i], at, keyList(obj)))
+	what := fmt.Sprintf("has no %q %s", path[i], at)
+	if !missing {
+		what = fmt.Sprintf("has null at %s", where(path[:i+1]))
+	}
+	return noListError(fmt.Sprintf("the list is expected at %s, and this answer %s (its keys: %s) beside an error sign (%s); a page without its list next to an error is refused rather than read as empty",
+		where(path), what, keyList(obj), text))
 }
 
-// noListError is a read's answer without its list (see missingList).
+// nullAt is nullOrMissing for a null at path[:j+1], judged beside the
+// object holding it.
+func nullAt(doc any, path []string, j int) error {
+	parent, _ := walkIndexed(doc, path[:j])
+	obj, _ := parent.(map[string]any)
+	return nullOrMissing(doc, obj, path, j, false)
+}
+
+// maxErrorText bounds the backend's error text quoted in a refusal.
+const maxErrorText = 200
+
+// errorSign reports whether obj carries a backend's error sign, and its
+// text (truncated): "error" (neither null, false nor ""), "errors" (not
+// empty), "fault", or "ok": false.
+func errorSign(obj map[string]any) (bool, string) {
+	if obj == nil {
+		return false, ""
+	}
+	for _, k := range []string{"error", "errors", "fault"} {
+		v, ok := obj[k]
+		if !ok || !present(v) {
+			continue
+		}
+		return true, k + ": " + errorText(v)
+	}
+	if ok, has := obj["ok"].(bool); has && !ok {
+		return true, "ok: false"
+	}
+	return false, ""
+}
+
+// present reports whether an error key's value says something.
+func present(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return t
+	case string:
+		return t != ""
+	case []any:
+		return len(t) > 0
+	case map[string]any:
+		return len(t) > 0
+	}
+	return true
+}
+
+// errorText renders an error value compactly, truncated to maxErrorText
+// bytes on a rune boundary.
+func errorText(v any) string {
+	var s string
+	if str, ok := v.(string); ok {
+		s = strconv.Quote(str)
+	} else if b, err := json.Marshal(v); err == nil {
+		s = string(b)
+	} else {
+		s = fmt.Sprint(v)
+	}
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// noListError is a read's answer without its list (see nullOrMissing).
 type noListError string
 
 func (e noListError) Error() string { return string(e) }
