@@ -67,10 +67,7 @@ func (a *applier) tick() bool {
 }
 
 func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
-	if st := a.req.Status; st < 200 || st > 299 {
-		return nil, a.statusError(body)
-	}
-	if a.s.Invalid != "" {
+	if a.s.Invalid != "" && a.req.Status >= 200 && a.req.Status <= 299 {
 		return nil, a.fail("", "%s", a.s.Invalid)
 	}
 	cols := make([]string, len(a.s.Columns))
@@ -78,6 +75,12 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 		cols[i] = c.Name
 	}
 	out := &abi.DecodeResponse{Table: abi.Table{Columns: cols, Rows: [][]any{}}}
+	if st := a.req.Status; st < 200 || st > 299 {
+		if a.s.Invalid == "" && endsOn404(a.s, st, a.req.Page) {
+			return out, nil // the page past the end of a begun list
+		}
+		return nil, a.statusError(body)
+	}
 
 	// Mutations and side effects often answer with nothing at all.
 	if a.req.Status == 204 || len(bytes.TrimSpace(body)) == 0 {

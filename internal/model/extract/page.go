@@ -31,10 +31,18 @@ const NextURLKey = "next_url"
 // (executor.MaxPagesError) rather than answer as if the list ended.
 const PastMaxKey = "#past_max"
 
-// PastMax reports the counter and max that stop a list at state, if any.
-func PastMax(state map[string]any) (string, bool) {
-	s, ok := state[PastMaxKey].(string)
-	return s, ok
+// pastMaxFullKey marks, beside PastMaxKey, that the page at max was full
+// (as long as the page size the request asked for). Without it the page
+// was only not empty: an unsized counter, or one whose backend says itself
+// where the list ends, has no page size to compare with.
+const pastMaxFullKey = "#past_max_full"
+
+// PastMax reports the counter and max that stop a list at state, if any,
+// and whether the page at max was full (else it only may not be the last).
+func PastMax(state map[string]any) (at string, full, ok bool) {
+	at, ok = state[PastMaxKey].(string)
+	full, _ = state[pastMaxFullKey].(bool)
+	return at, full, ok
 }
 
 // sizeParamNames are the paging parameters Plasm reads as a page size when
@@ -134,7 +142,11 @@ func (a *applier) next(get func(path []string) (any, bool), items int) (map[stri
 			if pp.Max > 0 && n > pp.Max {
 				// Short and empty pages ended the list above; this one
 				// may have more after it, which max forbids reading.
-				return map[string]any{PastMaxKey: fmt.Sprintf("%s %d", pp.Name, pp.Max)}, nil
+				past := map[string]any{PastMaxKey: fmt.Sprintf("%s %d", pp.Name, pp.Max)}
+				if !hasEndSignal(p) && hasSizeParam(p) {
+					past[pastMaxFullKey] = true
+				}
+				return past, nil
 			}
 			next[pp.Name] = n
 			advances = true
@@ -203,8 +215,7 @@ func shortPage(p *Paging, items int) bool {
 		if pp.Fixed == nil {
 			continue
 		}
-		low := strings.ToLower(pp.Name)
-		if !slices.Contains(sizeParamNames, low) && !strings.HasSuffix(low, "_size") && !strings.HasSuffix(low, "_limit") {
+		if !isSizeParam(pp.Name) {
 			continue
 		}
 		if size, ok := toInt64(pp.Fixed); ok && size > 0 && int64(items) < size {

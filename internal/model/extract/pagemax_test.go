@@ -27,7 +27,7 @@ func TestCounterMax(t *testing.T) {
 		want   string // next state, "end", or "past max: …"
 	}{
 		{"below max", sized, 1, `{"items":[{"id":1},{"id":2},{"id":3}]}`, "map[page:2 per_page:3]"},
-		{"full page at max", sized, 2, `{"items":[{"id":4},{"id":5},{"id":6}]}`, "past max: page 2"},
+		{"full page at max", sized, 2, `{"items":[{"id":4},{"id":5},{"id":6}]}`, "past max: page 2 (full)"},
 		{"short page at max", sized, 2, `{"items":[{"id":4},{"id":5}]}`, "end"},
 		{"empty page at max", sized, 2, `{"items":[]}`, "end"},
 		{"unsized page at max", unsized, 2, `{"items":[{"id":4}]}`, "past max: page 2"},
@@ -44,11 +44,15 @@ func TestCounterMax(t *testing.T) {
 				t.Fatal(aerr)
 			}
 			got := "end"
-			if at, ok := PastMax(out.Next); ok {
-				if len(out.Next) != 1 {
-					t.Errorf("a past-max state holds more than its marker: %v", out.Next)
-				}
+			if at, full, ok := PastMax(out.Next); ok {
+				markers := 1
 				got = "past max: " + at
+				if full {
+					markers, got = 2, got+" (full)"
+				}
+				if len(out.Next) != markers {
+					t.Errorf("a past-max state holds more than its markers: %v", out.Next)
+				}
 			} else if out.Next != nil {
 				got = fmt.Sprint(out.Next)
 			}

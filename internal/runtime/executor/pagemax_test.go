@@ -52,3 +52,24 @@ func TestPageMaxRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxPagesErrorWording: the refusal says the last page was full only
+// when a page size said so; an unsized counter's page at max may only not
+// be the last.
+func TestMaxPagesErrorWording(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       MaxPagesError
+		want, not string
+	}{
+		{"full", MaxPagesError{Counter: "page 2", Full: true, Pages: 2, Rows: 6}, "the last page read was full", "may not be the last page"},
+		{"unsized", MaxPagesError{Counter: "page 2", Pages: 2, Rows: 4}, "the last page read may not be the last page", "was full"},
+		{"handle, full", MaxPagesError{Counter: "page 2", Full: true}, "the page before was full", "may not be the last page"},
+		{"handle, unsized", MaxPagesError{Counter: "page 2"}, "the page before may not be the last page", "was full"},
+	} {
+		msg := tc.err.Error()
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
+			t.Errorf("%s: %q, want %q and not %q", tc.name, msg, tc.want, tc.not)
+		}
+	}
+}

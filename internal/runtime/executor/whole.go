@@ -312,8 +312,8 @@ func (r *run) readList(ctx context.Context, entry, capability, entity string, va
 	l := &listRead{last: at.before}
 	state, skip, returned := at.state, at.skip, at.returned
 	for first := true; ; first = false {
-		if at, ok := extract.PastMax(state); ok {
-			return nil, 0, &MaxPagesError{Capability: capability, Entity: entity, Counter: at, Pages: len(l.pages), Rows: len(l.table.Rows)}
+		if at, full, ok := extract.PastMax(state); ok {
+			return nil, 0, &MaxPagesError{Capability: capability, Entity: entity, Counter: at, Full: full, Pages: len(l.pages), Rows: len(l.table.Rows)}
 		}
 		if err := r.meter.take(entity); err != nil {
 			return nil, 0, err
