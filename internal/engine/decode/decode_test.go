@@ -64,12 +64,20 @@ var decodeCases = []decodeCase{
 		rows: [][]any{{int64(1), "a", nil, nil, nil, nil, nil}, {int64(2), "b", nil, nil, nil, nil, nil}},
 	},
 	{
-		// A page without the key its list is declared under is an error
-		// answered with 200, not an empty page (it would end the list).
-		name:    "results_missing_is_refused",
+		// A page without the key its list is declared under, and no
+		// error sign, is an empty page (Gmail's {"resultSizeEstimate":0}).
+		name: "results_missing_is_empty",
+		cap:  "pokemon_results",
+		body: `{"count":0}`,
+		rows: [][]any{},
+	},
+	{
+		// Beside an error sign it is an error answered with 200, not an
+		// empty page (it would end the list).
+		name:    "results_missing_with_error_is_refused",
 		cap:     "pokemon_results",
-		body:    `{"count":0}`,
-		errCode: abi.CodeDecode, errText: `has no "results" at the top level (its keys: count)`,
+		body:    `{"count":0,"ok":false,"error":"ratelimited"}`,
+		errCode: abi.CodeDecode, errText: `has no "results" at the top level (its keys: count, error, ok) beside an error sign (error: "ratelimited")`,
 	},
 	{
 		name: "results_empty_is_empty",
