@@ -1,10 +1,13 @@
 package extract
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 )
+
+// statusNotFound is HTTP 404; net/http is not imported for it, since this
+// package is compiled into the engine and net/http would bloat it.
+const statusNotFound = 404
 
 // endsOn404 reports whether a 404 answer to this page ends the list rather
 // than failing it: the list pages by a counter with nothing else to say
@@ -18,7 +21,7 @@ import (
 // parent), never read as an empty list.
 func endsOn404(s *Spec, status int, page map[string]any) bool {
 	p := s.Paging
-	if status != http.StatusNotFound || !s.Read || p == nil || s.Response != nil && s.Response.Single {
+	if status != statusNotFound || !s.Read || p == nil || s.Response != nil && s.Response.Single {
 		return false
 	}
 	if p.Location == LocLinkHeader || p.Location == LocResponseNextURL || hasEndSignal(p) || hasSizeParam(p) {
