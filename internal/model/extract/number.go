@@ -114,9 +114,10 @@ func bigInteger(n json.Number) (json.Number, bool) {
 	return n, true
 }
 
-// maxExponent bounds the exponents decimalInteger reasons about exactly;
-// beyond it only the sign of the exponent matters (the value is huge or
-// tiny), so no literal is ever expanded.
+// maxExponent bounds, together with the literal's own length, the
+// exponents decimalInteger reasons about exactly; beyond that only the sign
+// of the exponent matters (the value is huge or tiny), so no literal is
+// ever expanded.
 const maxExponent = 1 << 20
 
 // decimalInteger reads a JSON number literal exactly: integral says it
@@ -156,9 +157,16 @@ func decimalInteger(s string) (i int64, fits, integral bool) {
 		if digits == "" || tail != "" {
 			return 0, false, false
 		}
+		// The clamp grows with the literal: the mantissa may itself be
+		// longer than maxExponent digits (1 followed by 2^20 zeros, then
+		// e-1048581, is 0.1), and the decimal point must stay exact for
+		// every exponent it can bring back into range. Beyond this bound
+		// the point lies more than maxExponent digits outside the mantissa
+		// whatever its length, so only the exponent's sign matters.
+		limit := maxExponent + len(s)
 		for _, c := range digits {
-			if exp = exp*10 + int(c-'0'); exp > maxExponent {
-				exp = maxExponent
+			if exp = exp*10 + int(c-'0'); exp > limit {
+				exp = limit
 				break
 			}
 		}
