@@ -64,6 +64,9 @@ func appendJSON(b []byte, v any, depth int) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
+	if n.big != "" {
+		return append(b, n.big...), nil // an integer beyond int64, exactly
+	}
 	if n.isInt {
 		return strconv.AppendInt(b, n.i, 10), nil
 	}

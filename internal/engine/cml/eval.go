@@ -313,8 +313,8 @@ func sizeOf(v any, depth int) (int, error) {
 		}
 		return n, nil
 	}
-	if _, ok, err := asNumber(v); ok {
-		return 24, err
+	if n, ok, err := asNumber(v); ok {
+		return 24 + len(n.big), err
 	}
 	return 0, fmt.Errorf("unsupported value of type %T", v)
 }

@@ -7,7 +7,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // object is the value of an object expression. It keeps its keys in the
@@ -86,6 +87,25 @@ type number struct {
 	i     int64
 	f     float64
 	isInt bool
+	// big is the canonical digits of an integer beyond int64 (f holds its
+	// float64 rounding): compared and written by its digits, never by f,
+	// which cannot tell 12345678901234567892 from 12345678901234567891.
+	big string
+}
+
+// digits is n's canonical integer text, or "" when n is not an integer.
+// An integral float64 is written exactly (FormatFloat with a fixed
+// precision is exact). extract's num.digits mirrors this.
+func (n number) digits() string {
+	switch {
+	case n.big != "":
+		return n.big
+	case n.isInt:
+		return strconv.FormatInt(n.i, 10)
+	case n.f == math.Trunc(n.f):
+		return strconv.FormatFloat(n.f, 'f', 0, 64)
+	}
+	return ""
 }
 
 func (n number) float() float64 {
@@ -96,6 +116,11 @@ func (n number) float() float64 {
 }
 
 var errBadNumber = errors.New("not a finite number")
+
+// ErrIntegerTooLong marks an integer with more digits than
+// decimal.MaxDigits in a path, query or header: written through a float64
+// it would be another number, and written out it is no id.
+var ErrIntegerTooLong = errors.New("integer too long to write exactly")
 
 // asNumber reports whether v is a number and normalises it.
 func asNumber(v any) (number, bool, error) {
@@ -129,6 +154,12 @@ func asNumber(v any) (number, bool, error) {
 			return number{i: i, isInt: true}, true, nil
 		}
 		f, err := strconv.ParseFloat(string(t), 64)
+		if digits, integral, derr := decimal.Integer(string(t)); integral && derr == nil {
+			if i, err := strconv.ParseInt(digits, 10, 64); err == nil {
+				return number{i: i, isInt: true}, true, nil // 3.0, 1e3
+			}
+			return number{f: f, big: digits}, true, nil
+		}
 		if err != nil {
 			return number{}, true, fmt.Errorf("number %q: %w", string(t), errBadNumber)
 		}
@@ -139,7 +170,7 @@ func asNumber(v any) (number, bool, error) {
 
 func fromUint(u uint64) number {
 	if u > math.MaxInt64 {
-		return number{f: float64(u)}
+		return number{f: float64(u), big: strconv.FormatUint(u, 10)}
 	}
 	return number{i: int64(u), isInt: true}
 }
@@ -154,6 +185,9 @@ func fromFloat(f float64) (number, bool, error) {
 // text is the canonical query/path/header form of a number: integers
 // without exponent, floats in the shortest decimal form without exponent.
 func (n number) text() string {
+	if n.big != "" {
+		return n.big
+	}
 	if n.isInt {
 		return strconv.FormatInt(n.i, 10)
 	}
@@ -173,13 +207,12 @@ func scalarText(v any) (s string, isScalar bool, err error) {
 		return "false", true, nil
 	case json.Number:
 		// An integer beyond int64 (a big id decoded exactly) is written
-		// with its own digits: through a float64 it would name another row.
-		if bigIntegerText(string(t)) {
-			return string(t), true, nil
-		}
-	case uint64:
-		if t > math.MaxInt64 {
-			return strconv.FormatUint(t, 10), true, nil
+		// with its canonical digits, however the body wrote it
+		// (12345678901234567891.0, 1.2345678901234567891e19): through a
+		// float64 it would name another row. One too long to write out
+		// (1e999999) is refused rather than rounded.
+		if _, integral, err := decimal.Integer(string(t)); integral && err != nil {
+			return "", true, fmt.Errorf("number %.40q: %w", string(t), ErrIntegerTooLong)
 		}
 	}
 	n, ok, err := asNumber(v)
@@ -230,6 +263,10 @@ func equal(a, b any, depth int) bool {
 		nb, ok2, err2 := asNumber(b)
 		if !ok2 || err != nil || err2 != nil {
 			return false
+		}
+		if na.big != "" || nb.big != "" {
+			// Exactly; extract.bigEqual mirrors this.
+			return na.digits() == nb.digits() && na.digits() != ""
 		}
 		if na.isInt && nb.isInt {
 			return na.i == nb.i
@@ -294,20 +331,4 @@ func truthy(v any) bool {
 		return err == nil && n.float() != 0
 	}
 	return true
-}
-
-// bigIntegerText reports whether s is a JSON integer literal (optional
-// minus, digits, no leading zero) that does not fit an int64.
-func bigIntegerText(s string) bool {
-	d := strings.TrimPrefix(s, "-")
-	if d == "" || (d[0] == '0' && len(d) > 1) {
-		return false
-	}
-	for i := 0; i < len(d); i++ {
-		if d[i] < '0' || d[i] > '9' {
-			return false
-		}
-	}
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err != nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // maxEqualDepth caps equal's recursion; deeper values compare unequal. It
@@ -26,6 +28,9 @@ func equal(a, b any, depth int) bool {
 		nb, ok2, bad2 := number(b)
 		if !ok2 || bad || bad2 {
 			return false
+		}
+		if na.big != "" || nb.big != "" {
+			return bigEqual(na, nb)
 		}
 		if na.isInt && nb.isInt {
 			return na.i == nb.i
@@ -70,6 +75,32 @@ type num struct {
 	i     int64
 	f     float64
 	isInt bool
+	// big is the canonical digits of an integer beyond int64 (f holds
+	// its float64 rounding): a float64 cannot tell cursor
+	// 12345678901234567892 from 12345678901234567891, and paging would
+	// stop as if the cursor had not moved.
+	big string
+}
+
+// bigEqual compares numbers at least one of which is an integer beyond
+// int64, exactly: an integral float64 by its exact digits (FormatFloat
+// with a fixed precision is exact), a non-integral one never equals it.
+// cml.Equal mirrors this.
+func bigEqual(a, b num) bool {
+	return a.digits() == b.digits() && a.digits() != ""
+}
+
+// digits is n's canonical integer text, or "" when n is not an integer.
+func (n num) digits() string {
+	switch {
+	case n.big != "":
+		return n.big
+	case n.isInt:
+		return strconv.FormatInt(n.i, 10)
+	case n.f == math.Trunc(n.f):
+		return strconv.FormatFloat(n.f, 'f', 0, 64)
+	}
+	return ""
 }
 
 func (n num) float() float64 {
@@ -91,7 +122,7 @@ func number(v any) (n num, ok, bad bool) {
 		return num{i: t, isInt: true}, true, false
 	case uint64:
 		if t > math.MaxInt64 {
-			return num{f: float64(t)}, true, false
+			return num{f: float64(t), big: strconv.FormatUint(t, 10)}, true, false
 		}
 		return num{i: int64(t), isInt: true}, true, false
 	case float64:
@@ -101,6 +132,12 @@ func number(v any) (n num, ok, bad bool) {
 			return num{i: i, isInt: true}, true, false
 		}
 		f, err := strconv.ParseFloat(string(t), 64)
+		if digits, integral, derr := decimal.Integer(string(t)); integral && derr == nil {
+			if i, err := strconv.ParseInt(digits, 10, 64); err == nil {
+				return num{i: i, isInt: true}, true, false // 3.0, 1e3
+			}
+			return num{f: f, big: digits}, true, false
+		}
 		if err != nil {
 			return num{}, true, true
 		}

@@ -170,6 +170,9 @@ func FuzzEqual(f *testing.F) {
 	f.Add(`1e400`, `1e400`)
 	f.Add(`null`, `false`)
 	f.Add(`9007199254740993`, `9007199254740992`)
+	f.Add(`12345678901234567892`, `12345678901234567891`)
+	f.Add(`12345678901234567891.0`, `1.2345678901234567891e19`)
+	f.Add(`18446744073709551616`, `1.8446744073709551616e19`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		va, err1 := ParseJSON([]byte(a))
 		vb, err2 := ParseJSON([]byte(b))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // How a JSON number becomes a cell (docs/catalog-format.md, "Numbers"):
@@ -20,7 +21,10 @@ import (
 //   - Elsewhere an integer that fits int64 is an int64. An integer that
 //     does not is carried as json.Number with its exact digits, never
 //     rounded to a float64: encoding/json writes it back verbatim, and the
-//     request compilers write its digits into paths and queries. A float64
+//     request compilers write its digits into paths and queries. In an
+//     integer column those are its canonical digits (1.5e19 and
+//     15000000000000000000.0 are 15000000000000000000) when there are at
+//     most decimal.MaxDigits of them, so every spelling names one row. A float64
 //     holds integers exactly only up to 2^53, so rounding would silently
 //     change ids and amounts; refusing the row instead would fail a whole
 //     page over a value that can be carried exactly.
@@ -114,11 +118,8 @@ func bigInteger(n json.Number) (json.Number, bool) {
 	return n, true
 }
 
-// maxExponent bounds, together with the literal's own length, the
-// exponents decimalInteger reasons about exactly; beyond that only the sign
-// of the exponent matters (the value is huge or tiny), so no literal is
-// ever expanded.
-const maxExponent = 1 << 20
+// maxExponent is decimal.MaxExponent, named here for the tests.
+const maxExponent = decimal.MaxExponent
 
 // decimalInteger reads a JSON number literal exactly: integral says it
 // denotes an integer (3, 3.0, 1e3, 12345678901234567891, 1.5e19), and
@@ -126,59 +127,10 @@ const maxExponent = 1 << 20
 // integral and not fitting without writing its digits. A literal outside
 // JSON's grammar is not integral.
 func decimalInteger(s string) (i int64, fits, integral bool) {
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	intPart, rest := leadingDigits(s)
-	if intPart == "" || (intPart[0] == '0' && len(intPart) > 1) {
+	neg, mant, point, ok := decimal.Parse(s)
+	if !ok {
 		return 0, false, false
 	}
-	var frac string
-	if strings.HasPrefix(rest, ".") {
-		if frac, rest = leadingDigits(rest[1:]); frac == "" {
-			return 0, false, false
-		}
-	}
-	exp := 0
-	if rest != "" {
-		if rest[0] != 'e' && rest[0] != 'E' {
-			return 0, false, false
-		}
-		rest = rest[1:]
-		sign := 1
-		if rest != "" && (rest[0] == '+' || rest[0] == '-') {
-			if rest[0] == '-' {
-				sign = -1
-			}
-			rest = rest[1:]
-		}
-		digits, tail := leadingDigits(rest)
-		if digits == "" || tail != "" {
-			return 0, false, false
-		}
-		// The clamp grows with the literal: the mantissa may itself be
-		// longer than maxExponent digits (1 followed by 2^20 zeros, then
-		// e-1048581, is 0.1), and the decimal point must stay exact for
-		// every exponent it can bring back into range. Beyond this bound
-		// the point lies more than maxExponent digits outside the mantissa
-		// whatever its length, so only the exponent's sign matters.
-		limit := maxExponent + len(s)
-		for _, c := range digits {
-			if exp = exp*10 + int(c-'0'); exp > limit {
-				exp = limit
-				break
-			}
-		}
-		exp *= sign
-	}
-	// The value is 0.mant × 10^point once leading zeros are gone.
-	mant := intPart + frac
-	point := len(intPart) + exp
-	for mant != "" && mant[0] == '0' {
-		mant, point = mant[1:], point-1
-	}
-	mant = strings.TrimRight(mant, "0")
 	if mant == "" {
 		return 0, true, true
 	}
@@ -197,12 +149,4 @@ func decimalInteger(s string) (i int64, fits, integral bool) {
 		return 0, false, true
 	}
 	return v, true, true
-}
-
-func leadingDigits(s string) (digits, rest string) {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return s[:n], s[n:]
 }

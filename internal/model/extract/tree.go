@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // Limits on response bodies. The depth cap is checked before decoding, which
@@ -144,6 +145,14 @@ func asInteger(v any) any {
 	if i, fits, integral := decimalInteger(string(n)); integral {
 		if fits {
 			return i
+		}
+		// Canonical digits, so that 12345678901234567891.0 and
+		// 1.2345678901234567891e19 become the same cell as
+		// 12345678901234567891 and the request compiler writes that id.
+		// One too long to expand (1e999999) keeps its literal; the
+		// request compiler refuses to write it.
+		if digits, _, err := decimal.Integer(string(n)); err == nil {
+			return json.Number(digits)
 		}
 		return n
 	}
