@@ -3,6 +3,7 @@ package executor
 import (
 	"cmp"
 	"encoding/json"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -68,4 +69,72 @@ func compareIntegers(a, b any) (int, bool) {
 		return 0, false
 	}
 	return compareIntegerText(x, y), true
+}
+
+// wholeSum adds whole-number cells exactly: in an int64 while it fits,
+// then in a big.Int (an int64 sum wraps silently, MaxInt64+1 being
+// MinInt64, and a float64 sum rounds integers beyond 2^53). math/big
+// rather than hand-written carries: it is the standard exact integer.
+type wholeSum struct {
+	small int64
+	big   *big.Int
+}
+
+// add adds v and reports whether it is a whole number; the sum is
+// unchanged when it is not.
+func (s *wholeSum) add(v any) bool {
+	var iv int64
+	switch x := v.(type) {
+	case int64:
+		iv = x
+	case int:
+		iv = int64(x)
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			iv = i
+			break
+		}
+		t, ok := integerText(x)
+		if !ok {
+			return false
+		}
+		b, ok := new(big.Int).SetString(t, 10)
+		if !ok {
+			return false
+		}
+		s.promote()
+		s.big.Add(s.big, b)
+		return true
+	default:
+		return false
+	}
+	if s.big == nil {
+		r := s.small + iv
+		if (iv > 0 && r < s.small) || (iv < 0 && r > s.small) {
+			s.promote()
+		} else {
+			s.small = r
+			return true
+		}
+	}
+	s.big.Add(s.big, big.NewInt(iv))
+	return true
+}
+
+func (s *wholeSum) promote() {
+	if s.big == nil {
+		s.big = big.NewInt(s.small)
+	}
+}
+
+// value is the sum: an int64 when it fits, else a json.Number of its exact
+// digits, the form the decoder gives an integer beyond int64.
+func (s *wholeSum) value() any {
+	if s.big == nil {
+		return s.small
+	}
+	if s.big.IsInt64() {
+		return s.big.Int64()
+	}
+	return json.Number(s.big.String())
 }

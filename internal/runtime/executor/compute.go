@@ -87,7 +87,7 @@ func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
 	switch a.Fn {
 	case plan.AggSum, plan.AggAvg:
 		var sum float64
-		var isum int64
+		var isum wholeSum
 		whole, n := true, 0
 		for i, row := range rows {
 			v := row[c]
@@ -100,9 +100,7 @@ func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
 			}
 			n++
 			sum += f
-			if iv, isInt := wholeNumber(v); isInt && whole {
-				isum += iv
-			} else {
+			if whole && !isum.add(v) {
 				whole = false
 			}
 		}
@@ -112,7 +110,7 @@ func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
 		case a.Fn == plan.AggAvg:
 			return sum / float64(n), nil
 		case whole:
-			return isum, nil
+			return isum.value(), nil
 		}
 		return sum, nil
 	case plan.AggMin, plan.AggMax:
@@ -134,21 +132,6 @@ func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
 		return best, nil
 	}
 	return nil, fmt.Errorf("unknown aggregate %q", a.Fn)
-}
-
-// wholeNumber is v as an integer when it is one (decoded numbers keep
-// their text as json.Number).
-func wholeNumber(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case json.Number:
-		i, err := x.Int64()
-		return i, err == nil
-	}
-	return 0, false
 }
 
 // groupBy yields one row per distinct value of tr.Field, in order of first
