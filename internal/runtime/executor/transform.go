@@ -112,7 +112,10 @@ func match(v any, op string, want any) bool {
 	if v == nil || want == nil {
 		return false
 	}
-	c := compareValues(v, want)
+	c, ok := compareQuotedInteger(v, want)
+	if !ok {
+		c = compareValues(v, want)
+	}
 	switch op {
 	case ">":
 		return c > 0
