@@ -85,6 +85,9 @@ func (e *Engine) Handle(export string, in []byte) (out []byte) {
 	return e.dispatch(export, in)
 }
 
+// dispatch routes one call to its export's handler. It stays whole: it
+// is the table of every ABI export, one short case each, and read as one
+// it shows that each export answers exactly once.
 func (e *Engine) dispatch(export string, in []byte) []byte {
 	switch export {
 	case abi.ExportPing:

@@ -67,7 +67,9 @@ var sizeParamNames = []string{"size", "limit", "per_page", "page_size", "pagesiz
 // per_page), as in Plasm. Without such a parameter a short page says
 // nothing: a backend that filters rows per page (permissions, deleted
 // items) returns short pages in the middle of a list, so only an empty
-// page (or the backend's own signal) ends it.
+// page (or the backend's own signal) ends it. It stays whole: one case
+// per pagination style, each of which must say where its list ends, and
+// side by side they show that every style answers that question.
 func (a *applier) next(get func(path []string) (any, bool), items int) (map[string]any, *abi.Error) {
 	p := a.s.Paging
 	cur := pageState(p, a.req.Page)
