@@ -115,7 +115,7 @@ func checkEntries(dir string, magic []byte) error {
 // and any odd wazero entry, which wazero would open and block on, make
 // the cache unusable.
 func checkEntry(path string, magic []byte) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := openCacheEntry(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -126,10 +126,6 @@ func checkEntry(path string, magic []byte) error {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	if !fi.Mode().IsRegular() {
 		if magic == nil && !fi.IsDir() {
 			return nil

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -411,15 +412,11 @@ func (m *meterMemo) touch(entry string) {
 // is read), and nothing past limit is read, so a planted /dev/zero or a
 // huge file costs neither a hang nor the host's memory.
 func readMemoEntry(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := openCacheEntry(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: not a regular file (%s)", errMemoCorrupt, fi.Mode().Type())
 	}
@@ -434,4 +431,21 @@ func readMemoEntry(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: grew past the memo's bound of %d while read", errMemoCorrupt, limit)
 	}
 	return b, nil
+}
+
+// openCacheEntry opens a cache entry (a wazero entry or a memo entry) as
+// whoever could write the cache directory may have left it: a symlink is
+// not followed (ELOOP) and a FIFO does not block (O_NONBLOCK), so the
+// caller can look at the file's kind before reading a byte.
+func openCacheEntry(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
