@@ -56,6 +56,9 @@ type Config struct {
 	Clock func() time.Time
 	// CacheDir persists compiled modules across restarts ("" = memory only).
 	CacheDir string
+	// CacheMaxBytes bounds CacheDir, least recently used entries first
+	// (0 = sandbox.DefaultCacheMaxBytes, negative = no size bound).
+	CacheMaxBytes int64
 	// Limits are the default sandbox limits per tenant.
 	Limits sandbox.Limits
 	// Egress bounds backend calls.
@@ -199,7 +202,7 @@ func New(ctx context.Context, cfg Config, catalogs []*catalog.Catalog) (*App, er
 	m := metrics.New(metrics.Options{})
 	journal := activity.New(activity.Options{})
 	tracer := tracing.New(cfg.TracerProvider)
-	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}, MaxRunning: cfg.MaxRunning, Logger: cfg.Logger, Meter: meter})
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cfg.CacheDir, CacheMaxBytes: cfg.CacheMaxBytes, MaxInstances: cfg.MaxInstances, Spares: cfg.Spares, Observer: faultTee{m, journal}, MaxRunning: cfg.MaxRunning, Logger: cfg.Logger, Meter: meter})
 	if err != nil {
 		closeStores()
 		return nil, fmt.Errorf("sandbox: %w", err)

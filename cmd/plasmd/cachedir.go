@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 )
@@ -39,4 +40,19 @@ func resolveCacheDir(flag string, log *slog.Logger) string {
 		return ""
 	}
 	return flag
+}
+
+// cacheMaxBytes turns --cache-max-mib into sandbox.Config.CacheMaxBytes:
+// negative is no bound, 0 would be the default there, so it is kept as
+// the smallest bound (every entry not used in the last hour goes).
+func cacheMaxBytes(mib int64) int64 {
+	switch {
+	case mib < 0:
+		return -1
+	case mib == 0:
+		return 1
+	case mib > math.MaxInt64>>20:
+		return math.MaxInt64
+	}
+	return mib << 20
 }

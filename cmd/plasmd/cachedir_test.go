@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,5 +80,26 @@ func TestStdioDefaultCache(t *testing.T) {
 	entries, _ := filepath.Glob(filepath.Join(cacheHome, "plasmd", "wazero-*", "*"))
 	if len(entries) == 0 {
 		t.Fatalf("no compiled modules under %s/plasmd", cacheHome)
+	}
+}
+
+// --cache-max-mib: -1 lifts the bound, 0 is the smallest bound rather
+// than sandbox's "default", and a huge value saturates instead of
+// wrapping to a negative (unbounded) one.
+func TestCacheMaxBytes(t *testing.T) {
+	for _, tc := range []struct {
+		mib, want int64
+	}{
+		{-1, -1},
+		{-5, -1},
+		{0, 1},
+		{1, 1 << 20},
+		{1024, 1 << 30},
+		{math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64>>20 + 1, math.MaxInt64},
+	} {
+		if got := cacheMaxBytes(tc.mib); got != tc.want {
+			t.Errorf("cacheMaxBytes(%d) = %d, want %d", tc.mib, got, tc.want)
+		}
 	}
 }

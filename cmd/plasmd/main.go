@@ -28,6 +28,7 @@ import (
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/server"
 )
 
@@ -89,6 +90,7 @@ type common struct {
 	tenantsFile string
 	idleTTL     time.Duration
 	cacheDir    string
+	cacheMaxMiB int64
 	maxInst     int
 	spares      int
 	logLevel    string
@@ -114,7 +116,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.Var(&c.catalogs, "catalogs", "a directory of catalog directories, or one catalog directory (repeatable)")
 	fs.StringVar(&c.tenantsFile, "tenants", "", "tenants file (YAML): bearer token digests, catalogs, secrets, limits; without it auth is off and only loopback is allowed")
 	fs.DurationVar(&c.idleTTL, "session-idle-ttl", 30*time.Minute, "expire execute sessions idle this long")
-	fs.StringVar(&c.cacheDir, "cache-dir", defaultCacheDir(), "keep compiled Wasm modules here across restarts and processes (shared safely; entries keyed by wazero version and module digest); \"off\" keeps them in memory only")
+	fs.StringVar(&c.cacheDir, "cache-dir", defaultCacheDir(), "keep compiled Wasm modules here across restarts and processes (shared safely by this user's processes; entries keyed by wazero version and module digest; refused, with a warning, if another user owns it or group or others can write it); \"off\" keeps them in memory only")
+	fs.Int64Var(&c.cacheMaxMiB, "cache-max-mib", sandbox.DefaultCacheMaxBytes>>20, "bound the --cache-dir to this many MiB, least recently used modules removed first (those used in the last hour stay); modules unused for 30 days go whatever the size; -1 = no size bound")
 	fs.IntVar(&c.maxInst, "max-instances", 0, "cap on sandbox instances across all tenants (0 = no cap); idle tenants are evicted least recently used first")
 	fs.IntVar(&c.spares, "spares", 0, "ready, tenant-neutral instances kept per module so a new tenant's first call is warm (0 = default 2, -1 = none)")
 	fs.Var(&c.envAllow, "env-allow", "with auth off, also read this environment variable: NAME for a catalog auth block that names it (PLASMD_* names need no flag), or NAME=catalog[,catalog] for any use those catalogs declare (repeatable)")
@@ -198,7 +201,7 @@ func (c *common) setup(ctx context.Context, logOut io.Writer) (*server.App, func
 		return nil, nil, fmt.Errorf("--egress-allow-private: %w", err)
 	}
 	app, err := server.New(ctx, server.Config{
-		SessionIdleTTL: c.idleTTL, CacheDir: resolveCacheDir(c.cacheDir, log), Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
+		SessionIdleTTL: c.idleTTL, CacheDir: resolveCacheDir(c.cacheDir, log), CacheMaxBytes: cacheMaxBytes(c.cacheMaxMiB), Tenants: tenants, StoreURL: c.store, MCPStateless: c.stateless,
 		MaxInstances: c.maxInst, Spares: c.spares, MaxRunning: runningSlots(c.maxRunning, usableCores), MeteredModules: c.metered,
 		AnonymousSecrets: secrets, AnonymousEnv: env, Logger: log, Modules: modules, TracerProvider: tp,
 		CredentialsFile: c.credentials, AuditFile: c.auditLog,

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
-	"syscall"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -24,24 +25,38 @@ import (
 // module to wazero's loop checks. So New probes the directory once and,
 // when it is not fully usable, logs why and runs as with no cache
 // (compiled in memory, no meter memo); a fault met later (the directory
-// changed under a running process) fails that one compile with ErrCache,
-// after one retry, and never unmeters a module.
+// changed under a running process, an entry damaged on disk) is retried
+// once, then that one module is compiled again and its entry replaced
+// (recompiled), logged; a cache fault never unmeters a module.
 
 // ErrCache marks a compile that failed in the compiled-module cache, not
-// in the module: the cache directory changed under the running process.
+// in the module, and could not be done again beside it either.
 var ErrCache = errors.New("sandbox: compiled-module cache unusable")
 
 // wazeroMagic starts every entry wazero's compiler writes.
 var wazeroMagic = []byte("WAZEVO")
 
 // checkCacheDir returns why dir cannot serve as the cache, or nil: every
-// directory plasmd writes in must be a writable directory and every entry
-// it may read a readable regular file starting with its format's magic.
+// directory plasmd writes in must be a writable directory only this user
+// can write (checkPrivateDir) and every entry it may read a readable
+// regular file starting with its format's magic.
 func checkCacheDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := checkWritableDir(dir); err != nil {
+	// dir itself may be a symlink the operator made; what it resolves to
+	// is judged.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := checkPrivateDir(dir, fi); err != nil {
+		return err
+	}
+	if err := probeWrite(dir); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(dir)
@@ -66,7 +81,9 @@ func checkCacheDir(dir string) error {
 }
 
 // checkMemoDir checks the meter memo's directory: one subdirectory of
-// entries per executable.
+// entries per executable. Anything else in it (a stray file, a symlink,
+// never followed) is the memo's prune to remove, not a reason to turn the
+// cache off.
 func checkMemoDir(dir string) error {
 	if err := checkWritableDir(dir); err != nil {
 		return err
@@ -76,6 +93,9 @@ func checkMemoDir(dir string) error {
 		return err
 	}
 	for _, e := range ents {
+		if !e.IsDir() { // DirEntry types come from lstat: a symlink is not a dir
+			continue
+		}
 		// Corrupt memo entries are the memo's to ignore and replace
 		// (metermemo.go); only what stops it from doing so counts here.
 		if err := checkEntries(filepath.Join(dir, e.Name()), nil); err != nil {
@@ -119,7 +139,9 @@ func checkEntry(path string, magic []byte) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if magic == nil && errors.Is(err, syscall.ELOOP) {
+	if magic == nil && err != nil {
+		// A memo entry this process cannot open (a symlink, a socket,
+		// another mode) is the memo's to refuse and replace.
 		return nil
 	}
 	if err != nil {
@@ -145,17 +167,30 @@ func checkEntry(path string, magic []byte) error {
 	return nil
 }
 
-// checkWritableDir checks that dir is a directory this process can create
-// files in, by creating one: permission bits do not say (root ignores
-// them, ACLs and read-only mounts overrule them).
+// checkWritableDir checks that dir, inside the cache directory, is a
+// private directory (not a symlink: one could point plasmd's writes and
+// reads anywhere) this process can create files in.
 func checkWritableDir(dir string) error {
-	fi, err := os.Stat(dir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symlink; only the cache directory itself may be one", dir)
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
+	if err := checkPrivateDir(dir, fi); err != nil {
+		return err
+	}
+	return probeWrite(dir)
+}
+
+// probeWrite checks that this process can create files in dir, by
+// creating one: permission bits do not say (root ignores them, ACLs and
+// read-only mounts overrule them).
+func probeWrite(dir string) error {
 	f, err := os.CreateTemp(dir, ".plasmd-probe-*.tmp")
 	if err != nil {
 		return err
@@ -163,6 +198,20 @@ func checkWritableDir(dir string) error {
 	name := f.Name()
 	err = f.Close()
 	return errors.Join(err, os.Remove(name))
+}
+
+// checkPrivateDir refuses a directory another user owns or that group or
+// others may write: wazero's entries are machine code, checked only by a
+// CRC, so whoever can write the directory can have plasmd run their code
+// in place of a module's. The same rule as ssh's for its keys.
+func checkPrivateDir(dir string, fi fs.FileInfo) error {
+	if uid, ok := fileOwner(fi); ok && int(uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this process's uid %d: its owner could plant machine code plasmd would run", dir, uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s is writable by group or others (mode %04o): anyone who can write it could plant machine code plasmd would run; make it 0700", dir, perm)
+	}
+	return nil
 }
 
 // cacheFault reports whether a compile failed in wazero's file cache:
@@ -174,22 +223,122 @@ func cacheFault(err error) bool {
 	return errors.As(err, &pe) || errors.As(err, &le) || strings.Contains(err.Error(), "compilationcache:")
 }
 
-// openCache opens the compiled-module cache in dir and returns dir, or
-// logs why it cannot and returns "": the host then compiles in memory and
-// keeps no meter memo.
-func (h *Host) openCache(dir string) string {
+// openCache prunes the compiled-module cache in dir to maxBytes
+// (Config.CacheMaxBytes), opens it and returns dir, or logs why it cannot
+// and returns "": the host then compiles in memory and keeps no meter
+// memo. The prune comes first: what it removes, the probe need not read,
+// and an old version's entry it removes cannot disable the cache.
+func (h *Host) openCache(dir string, maxBytes int64) string {
 	if dir == "" {
 		return ""
 	}
+	h.cacheMax = maxBytes
+	if h.cacheMax == 0 {
+		h.cacheMax = DefaultCacheMaxBytes
+	}
+	h.pruneCache(dir)
 	err := checkCacheDir(dir)
 	if err == nil {
 		var cache wazero.CompilationCache
 		if cache, err = wazero.NewCompilationCacheWithDir(dir); err == nil {
-			h.cache = cache
+			h.cache, h.cacheDir = cache, dir
 			return dir
 		}
 	}
 	h.log.Warn("compiled-module cache disabled: its directory is not usable by this process; compiling in memory",
 		slog.String("dir", dir), slog.Any("reason", err))
 	return ""
+}
+
+// recompiled holds the runtimes of modules whose cache entry could not be
+// read (truncated or corrupted on disk, unreadable to this user): wazero
+// fails such a compile and neither removes nor replaces the entry, so
+// every later start failed the same way until someone cleared the
+// directory. The host compiles such a module again in a new runtime whose
+// cache is a fresh directory beside the entries, then moves the entry that
+// compile wrote over the bad one: the load succeeds and the next start is
+// warm again. The new entry is named by wazero's own key, so the host need
+// not know how wazero derives it. Compiled code belongs to the runtime that
+// compiled it, so each such runtime lives until the host closes.
+type recompiled struct {
+	config wazero.RuntimeConfig // the host's, without its cache
+	mu     sync.Mutex
+	rts    []wazero.Runtime
+}
+
+// recompile compiles wasm as above and returns it with its runtime.
+func (h *Host) recompile(ctx context.Context, metered bool, wasm []byte) (wazero.CompiledModule, wazero.Runtime, error) {
+	tmp, err := os.MkdirTemp(h.cacheDir, ".plasmd-recompile-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	cache, err := wazero.NewCompilationCacheWithDir(tmp)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := h.recompiled.config.WithCompilationCache(cache)
+	// The runtime outlives the load that needed it.
+	rctx := context.WithoutCancel(ctx)
+	var rt wazero.Runtime
+	if metered {
+		rt, err = newMeteredRuntime(rctx, rc, h.meterTick)
+	} else {
+		rt, err = newCheckedRuntime(rctx, rc)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		_ = rt.Close(rctx)
+		return nil, nil, err
+	}
+	h.recompiled.mu.Lock()
+	h.recompiled.rts = append(h.recompiled.rts, rt)
+	h.recompiled.mu.Unlock()
+	if err := replaceEntries(tmp, h.cacheDir); err != nil {
+		h.log.Warn("compiled-module cache entry not replaced; the next start compiles this module again",
+			slog.String("dir", h.cacheDir), slog.Any("reason", err))
+	}
+	return cm, rt, nil
+}
+
+// replaceEntries moves the entries under from's wazero directories to the
+// same names under to's, over what is there: a bad entry, even one that
+// became a directory. It follows no symlink (RemoveAll removes a link,
+// never its target).
+func replaceEntries(from, to string) error {
+	written, err := filepath.Glob(filepath.Join(from, "wazero-*", "*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, src := range written {
+		if strings.HasSuffix(src, ".tmp") {
+			continue
+		}
+		rel, _ := filepath.Rel(from, src)
+		dst := filepath.Join(to, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
+			_ = os.RemoveAll(dst)
+		}
+		errs = append(errs, os.Rename(src, dst))
+	}
+	return errors.Join(errs...)
+}
+
+func (r *recompiled) close(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var err error
+	for _, rt := range r.rts {
+		err = errors.Join(err, rt.Close(ctx))
+	}
+	r.rts = nil
+	return err
 }

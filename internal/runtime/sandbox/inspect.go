@@ -64,7 +64,7 @@ func (h *Host) Inspect(ctx context.Context, wasm []byte) (*Inspection, error) {
 		}
 		return nil, fmt.Errorf("sandbox: compile module %s: %w", ins.Digest[:12], err)
 	}
-	compiled, err := h.rt.CompileModule(ctx, wasm)
+	compiled, rt, err := h.compileIn(ctx, false, ins.Digest, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: compile module %s: %w", ins.Digest[:12], err)
 	}
@@ -127,7 +127,7 @@ func (h *Host) Inspect(ctx context.Context, wasm []byte) (*Inspection, error) {
 	// host environment: the imports answer abi-level errors if called.
 	ictx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
-	mod, err := h.rt.InstantiateModule(ictx, compiled, h.modCfg.WithStdout(&guestLog{}).WithStderr(&guestLog{}))
+	mod, err := rt.InstantiateModule(ictx, compiled, h.modCfg.WithStdout(&guestLog{}).WithStderr(&guestLog{}))
 	if err != nil {
 		problem(fmt.Errorf("instantiate: %s", firstLine(err.Error())))
 		return ins, nil

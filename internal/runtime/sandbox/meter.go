@@ -109,7 +109,7 @@ var validated sync.Map // digest → struct{}
 // compile compiles wasm into the metered runtime when the host trusts it
 // (Config.Meter) and it can be metered, else into the checked one, so
 // every module is one or the other.
-func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.CompiledModule, bool, error) {
+func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (compiled, error) {
 	screenOnce := func() error {
 		if _, ok := screened.Load(digest); ok {
 			return nil
@@ -130,7 +130,7 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 		var err error
 		if metered == nil {
 			if err = screenOnce(); err != nil {
-				return nil, false, err
+				return compiled{}, err
 			}
 			if metered, err = h.meter(ctx, digest, wasm); err == nil {
 				if err := h.memo.store(digest, metered); err != nil {
@@ -139,19 +139,20 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 			}
 		}
 		if err == nil {
-			var cm wazero.CompiledModule
-			if cm, err = compileIn(cctx, h.mrt, metered); err == nil {
-				return cm, true, nil
+			var c compiled
+			if c.cm, c.rt, err = h.compileIn(cctx, true, digest, metered); err == nil {
+				c.metered = true
+				return c, nil
 			}
 			if ctx.Err() != nil || errors.Is(err, ErrCache) {
-				return nil, false, err
+				return compiled{}, err
 			}
 			err = fmt.Errorf("%w: compile metered module: %w", errMeteredRefused, err)
 		}
 		if ctx.Err() != nil || !meterDeclined(err) {
 			// Only the meter's own refusals fall back; anything else
 			// (a cancelled load, an I/O error) is the load's failure.
-			return nil, false, err
+			return compiled{}, err
 		}
 		if !errors.Is(err, errInvalid) {
 			// An invalid module fails below with wazero's own message.
@@ -161,10 +162,18 @@ func (h *Host) compile(ctx context.Context, digest string, wasm []byte) (wazero.
 	}
 	// A module met in the memo was not screened in this process.
 	if err := screenOnce(); err != nil {
-		return nil, false, err
+		return compiled{}, err
 	}
-	cm, err := compileIn(cctx, h.rt, wasm)
-	return cm, false, err
+	cm, rt, err := h.compileIn(cctx, false, digest, wasm)
+	return compiled{cm: cm, rt: rt}, err
+}
+
+// compiled is a compiled module, the runtime that holds it and whether
+// it is the metered rewrite.
+type compiled struct {
+	cm      wazero.CompiledModule
+	rt      wazero.Runtime
+	metered bool
 }
 
 // errMeteredRefused: wazero refused the meter's output although the
@@ -187,19 +196,35 @@ func meterDeclined(err error) bool {
 	return false
 }
 
-// compileIn compiles wasm in rt. A fault in the file cache is retried once
-// (a failed write leaves the module compiled in memory, so the retry
-// succeeds); one that persists fails with ErrCache, never as the module's
-// fault.
-func compileIn(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
+// compileIn compiles wasm in the metered runtime or the checked one and
+// returns the runtime that holds the result. A fault in the file cache is
+// retried once (a failed write leaves the module compiled in memory, so
+// the retry succeeds); one that persists (an entry damaged on disk, or
+// unreadable to this user) compiles the module again and replaces its
+// entry (recompile), logged: the cache can make a load slower, never fail
+// it. ErrCache is left for when that fails too.
+func (h *Host) compileIn(ctx context.Context, metered bool, digest string, wasm []byte) (wazero.CompiledModule, wazero.Runtime, error) {
+	rt := h.rt
+	if metered {
+		rt = h.mrt
+	}
 	cm, err := rt.CompileModule(ctx, wasm)
 	if err == nil || ctx.Err() != nil || !cacheFault(err) {
-		return cm, err
+		if err == nil {
+			h.maybePruneCache()
+		}
+		return cm, rt, err
 	}
 	if cm, err = rt.CompileModule(ctx, wasm); err == nil || !cacheFault(err) {
-		return cm, err
+		return cm, rt, err
 	}
-	return nil, fmt.Errorf("%w (start plasmd with --cache-dir off, or remove the directory): %w", ErrCache, err)
+	h.log.Warn("compiled-module cache entry unusable; compiling this module again and replacing its entry",
+		slog.String("module", digest[:12]), slog.String("dir", h.cacheDir), slog.Any("reason", err))
+	cm, rt, rerr := h.recompile(ctx, metered, wasm)
+	if rerr != nil && ctx.Err() == nil && cacheFault(rerr) {
+		return nil, nil, fmt.Errorf("%w (start plasmd with --cache-dir off, or remove the directory): %w", ErrCache, errors.Join(err, rerr))
+	}
+	return cm, rt, rerr
 }
 
 // remembered returns digest's instrumented bytes if this process or, by

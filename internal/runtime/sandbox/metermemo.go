@@ -46,7 +46,8 @@ import (
 // not stop a local attacker who can read the executable (or knows the
 // digest of a released binary) and write the cache directory: they can
 // compute the key. Against them the guard is the directory itself (0700,
-// created by plasmd), as for the executable they could replace as well.
+// created by plasmd; the start-up probe refuses one another user owns or
+// others can write), as for the executable they could replace as well.
 
 // meterMemoDir is the subdirectory of Config.CacheDir the memo lives in.
 const meterMemoDir = "plasmd-meter-memo"
@@ -348,17 +349,17 @@ func (m *meterMemo) dirBytes(dir string) int64 {
 
 // pruneOwn bounds the storing executable's own directory: it removes
 // temporary files older than memoTmpAge (a concurrent store's are
-// younger) and, oldest first, the entries that with incoming would pass
-// maxBytes. It returns the bytes left.
+// younger) and, least recently used first (lastUse), the entries that
+// with incoming would pass maxBytes. It returns the bytes left.
 func (m *meterMemo) pruneOwn(dir string, incoming int64, now time.Time) int64 {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
 	type file struct {
-		path  string
-		size  int64
-		mtime time.Time
+		path string
+		size int64
+		used time.Time
 	}
 	var files []file
 	var n int64
@@ -376,10 +377,10 @@ func (m *meterMemo) pruneOwn(dir string, incoming int64, now time.Time) int64 {
 			}
 			continue
 		}
-		files = append(files, file{path, fi.Size(), fi.ModTime()})
+		files = append(files, file{path, fi.Size(), lastUse(fi)})
 		n += fi.Size()
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].mtime.Before(files[j].mtime) })
+	sort.Slice(files, func(i, j int) bool { return files[i].used.Before(files[j].used) })
 	for _, f := range files {
 		if n+incoming <= m.maxBytes {
 			break

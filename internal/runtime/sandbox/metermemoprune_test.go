@@ -210,6 +210,49 @@ func TestMeterMemoOwnDirBounded(t *testing.T) {
 	}
 }
 
+// TestMeterMemoOwnDirLeastUsed: the own directory's bound drops the
+// least recently used entry, not the oldest written: an entry read
+// since (its access time) outlives a younger one nobody read.
+func TestMeterMemoOwnDirLeastUsed(t *testing.T) {
+	cache := t.TempDir()
+	entry := bytes.Repeat([]byte{3}, 1000)
+	m := pruneMemo(cache, "self")
+	m.maxBytes = int64(2 * (len(entry) + memoHeader))
+	read, unread, incoming := strings.Repeat("a1", 32), strings.Repeat("b2", 32), strings.Repeat("c3", 32)
+	now := time.Now()
+	for i, d := range []string{read, unread} {
+		if err := m.store(d, entry); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := m.path(d)
+		written := now.Add(time.Duration(i-3) * time.Hour)
+		used := written
+		if d == read {
+			used = now.Add(-time.Minute) // written first, read last
+		}
+		if err := os.Chtimes(p, used, written); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.store(incoming, entry); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.path(unread)
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Errorf("the unread entry stayed (%v); the bound should drop it before the one read", err)
+	}
+	for _, d := range []string{read, incoming} {
+		if p, _ := m.path(d); fileMissing(p) {
+			t.Errorf("entry %s… dropped", d[:4])
+		}
+	}
+}
+
+func fileMissing(p string) bool {
+	_, err := os.Stat(p)
+	return err != nil
+}
+
 // TestMeterMemoRetouch: a process that only reads marks its directory
 // used again once the last mark is a day old, so a server running for
 // weeks on a warm memo is not pruned as stale by another binary's store.

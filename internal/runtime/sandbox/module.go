@@ -34,8 +34,11 @@ type Module struct {
 	// them.
 	Metered bool
 
-	host      *Host
-	compiled  wazero.CompiledModule
+	host     *Host
+	compiled wazero.CompiledModule
+	// rt is the runtime that compiled it: the host's metered or checked
+	// one, or its in-memory twin (cachedir.go).
+	rt        wazero.Runtime
 	minMemory uint64
 	// grown is the largest linear memory an instance has reached (see
 	// ceilingMemory.Reallocate).
@@ -112,31 +115,31 @@ func (h *Host) Module(ctx context.Context, wasm []byte) (*Module, error) {
 func (h *Host) load(ctx context.Context, digest string, wasm []byte) (*Module, error) {
 	short := digest[:12]
 	// Compilation is a one-off per module and process; use every core.
-	compiled, metered, err := h.compile(ctx, digest, wasm)
+	c, err := h.compile(ctx, digest, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: compile module %s: %w", short, err)
 	}
-	m := &Module{Digest: digest, Metered: metered, host: h, compiled: compiled}
+	m := &Module{Digest: digest, Metered: c.metered, host: h, compiled: c.cm, rt: c.rt}
 	if err := m.checkShape(); err != nil {
-		_ = compiled.Close(ctx)
+		_ = c.cm.Close(ctx)
 		return nil, fmt.Errorf("sandbox: module %s: %w", short, err)
 	}
 
 	lim := DefaultLimits().clamp(h.ceiling)
 	in, f := h.instantiate(ctx, m, lim)
 	if f != nil {
-		_ = compiled.Close(ctx)
+		_ = c.cm.Close(ctx)
 		return nil, fmt.Errorf("sandbox: module %s: instantiate: %w", short, f)
 	}
 	version, f := in.version(ctx, lim)
 	if f != nil {
 		in.close()
-		_ = compiled.Close(ctx)
+		_ = c.cm.Close(ctx)
 		return nil, fmt.Errorf("sandbox: module %s: %w", short, f)
 	}
 	if version != abi.Version {
 		in.close()
-		_ = compiled.Close(ctx)
+		_ = c.cm.Close(ctx)
 		return nil, fmt.Errorf("sandbox: module %s: %w: plasm_abi_version returned %d, host speaks %d", short, ErrABI, version, abi.Version)
 	}
 	m.ABIVersion = version
@@ -233,7 +236,7 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 	ictx = experimental.WithMemoryAllocator(ictx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory {
 		return mem
 	}))
-	mod, err := m.runtime().InstantiateModule(ictx, m.compiled, h.modCfg.WithStdout(log).WithStderr(log))
+	mod, err := m.rt.InstantiateModule(ictx, m.compiled, h.modCfg.WithStdout(log).WithStderr(log))
 	if err != nil {
 		if mod != nil {
 			_ = mod.Close(context.Background())
@@ -254,14 +257,6 @@ func (h *Host) instantiate(ctx context.Context, m *Module, lim Limits) (*instanc
 		return nil, &failure{kind: ErrABI, detail: "instance has no memory"}
 	}
 	return in, nil
-}
-
-// runtime is the wazero runtime m was compiled into.
-func (m *Module) runtime() wazero.Runtime {
-	if m.Metered {
-		return m.host.mrt
-	}
-	return m.host.rt
 }
 
 // version calls plasm_abi_version.

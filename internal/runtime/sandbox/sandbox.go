@@ -45,6 +45,11 @@ type Config struct {
 	// CacheDir, when set, persists compiled machine code there so restarts
 	// skip compilation. The directory is created if missing.
 	CacheDir string
+	// CacheMaxBytes bounds CacheDir's compiled modules, least recently
+	// used first (cacheprune.go); entries used in the last hour are kept
+	// even above it. Zero means DefaultCacheMaxBytes; negative, no size
+	// bound (entries unused for 30 days still go).
+	CacheMaxBytes int64
 	// MaxMemoryBytes is the ceiling no instance may exceed whatever its
 	// tenant's Limits say (rounded down to whole 64 KiB pages). Zero means
 	// DefaultMaxMemoryBytes.
@@ -89,9 +94,10 @@ type Config struct {
 	// noQuarantine turns quarantine (quarantine.go) off, for the CPU-share
 	// benchmark's baseline.
 	noQuarantine bool
-	// now is the clock quarantine reads (a call's running time, strikes,
-	// spells); nil means time.Now. Tests give a fake one, so whether a
-	// call is a strike does not depend on the machine's speed.
+	// now is the clock quarantine (a call's running time, strikes,
+	// spells) and cache pruning read; nil means time.Now. Tests give a
+	// fake one, so whether a call is a strike does not depend on the
+	// machine's speed.
 	now func() time.Time
 }
 
@@ -110,16 +116,24 @@ func (h *Host) EffectiveLimits(l Limits) Limits { return l.clamp(h.ceiling) }
 // Host is the process's sandbox: its wazero runtimes, the compiled modules
 // and the tenants. Create one per process; it is safe for concurrent use.
 type Host struct {
-	rt      wazero.Runtime
-	cache   wazero.CompilationCache
-	ceiling uint64
-	cpu     *cpuGate // nil: guest calls are not bounded host-wide
-	modCfg  wazero.ModuleConfig
-	obs     Observer
-	log     *slog.Logger
-	noQuar  bool
-	clock   func() time.Time // quarantine's clock (Config.now); nil: time.Now
-	spares  int
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+	// cacheDir is the usable cache directory ("" without one), cacheMax
+	// its size bound and pruned when it was last pruned (unix ns).
+	cacheDir string
+	cacheMax int64
+	pruned   atomic.Int64
+	// recompiled holds the runtimes modules whose cache entry could not
+	// be read were compiled again in (cachedir.go).
+	recompiled recompiled
+	ceiling    uint64
+	cpu        *cpuGate // nil: guest calls are not bounded host-wide
+	modCfg     wazero.ModuleConfig
+	obs        Observer
+	log        *slog.Logger
+	noQuar     bool
+	clock      func() time.Time // quarantine's clock (Config.now); nil: time.Now
+	spares     int
 
 	// rt runs modules with wazero's termination checks on; mrt runs
 	// metered modules (meter.go) and vrt, an interpreter, only validates
@@ -180,6 +194,21 @@ func (h *Host) applyDefaults(cfg Config) {
 	}
 }
 
+// newCheckedRuntime makes a runtime with wazero's loop checks (per rc)
+// and the host modules every guest imports.
+func newCheckedRuntime(ctx context.Context, rc wazero.RuntimeConfig) (wazero.Runtime, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate host module: %w", err)
+	}
+	return rt, nil
+}
+
 // New creates the runtime and instantiates the WASI host module.
 func New(ctx context.Context, cfg Config) (*Host, error) {
 	ceiling := cfg.MaxMemoryBytes
@@ -212,13 +241,15 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		tenants:  map[string]*Tenant{},
 	}
 	h.applyDefaults(cfg)
-	cfg.CacheDir = h.openCache(cfg.CacheDir)
+	h.recompiled.config = rc
+	cfg.CacheDir = h.openCache(cfg.CacheDir, cfg.CacheMaxBytes)
 	if h.cache != nil {
 		rc = rc.WithCompilationCache(h.cache)
 	}
-	h.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*Host, error) {
-		_ = h.rt.Close(ctx)
+		if h.rt != nil {
+			_ = h.rt.Close(ctx)
+		}
 		if h.mrt != nil {
 			_ = h.mrt.Close(ctx)
 		}
@@ -227,17 +258,14 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
-		return fail(fmt.Errorf("instantiate WASI: %w", err))
-	}
-	if err := instantiateHostModule(ctx, h.rt); err != nil {
-		return fail(fmt.Errorf("instantiate host module: %w", err))
+	var err error
+	if h.rt, err = newCheckedRuntime(ctx, rc); err != nil {
+		return fail(err)
 	}
 	if !cfg.noMeter && !cfg.noLoopChecks {
 		// The metered runtime shares the compilation cache: wazero keys
 		// compiled code by the module's bytes and whether termination
 		// checks are on, so neither runtime can load the other's.
-		var err error
 		if h.mrt, err = newMeteredRuntime(ctx, rc, h.meterTick); err != nil {
 			return fail(err)
 		}
@@ -334,6 +362,7 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.mrt != nil {
 		err = errors.Join(err, h.mrt.Close(ctx), h.vrt.Close(ctx))
 	}
+	err = errors.Join(err, h.recompiled.close(ctx))
 	if h.cache != nil {
 		err = errors.Join(err, h.cache.Close(ctx))
 	}

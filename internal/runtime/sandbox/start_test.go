@@ -20,12 +20,12 @@ func TestModuleStartLoops(t *testing.T) {
 	// start-up is what is under test. Loads below reuse the compiled code.
 	wasm := guestWasm["initloop"]
 	sum := sha256.Sum256(wasm)
-	cm, metered, err := testHost.compile(context.Background(), hex.EncodeToString(sum[:]), wasm)
+	c, err := testHost.compile(context.Background(), hex.EncodeToString(sum[:]), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cm.Close(context.Background())
-	if !metered {
+	defer c.cm.Close(context.Background())
+	if !c.metered {
 		t.Fatal("initloop is not metered: the meter is what must stop its start-up")
 	}
 	for range 2 {
