@@ -83,3 +83,60 @@ note_digest: {transport: view, view: digest}
 		}
 	}
 }
+
+// TestCatalogCheckBounds: a catalog over one of the engine's bounds
+// (catalog.Check) is reported at the node that breaks it, with the
+// section of the format reference, in text and in --json.
+func TestCatalogCheckBounds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "wide")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	steps := make([]string, 129)
+	for i := range steps {
+		steps[i] = "k"
+	}
+	files := map[string]string{
+		"domain.yaml": `version: 1
+values:
+  text: {type: string}
+entities:
+  Issue:
+    id_field: id
+    fields:
+      id: {value_ref: text}
+capabilities:
+  issue_query: {kind: query, entity: Issue}
+`,
+		"mappings.yaml": `issue_query:
+  method: GET
+  path: [{type: literal, value: issues}]
+  response:
+    items_path: [` + strings.Join(steps, ", ") + `]
+`,
+	}
+	for name, s := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"catalog", "check", dir}, &out, &errb); code != 1 {
+		t.Fatalf("code %d, stdout %q", code, out.String())
+	}
+	want := filepath.Join(dir, "mappings.yaml") + ":5:17: issue_query.response.items_path: 129 steps, over the limit of 128 (the deepest JSON the decoder reads) (see docs/catalog-format.md#response)\n"
+	if errb.String() != want {
+		t.Fatalf("stderr %q\nwant   %q", errb.String(), want)
+	}
+	out.Reset()
+	if code := run([]string{"catalog", "check", "--json", dir}, &out, &errb); code != 1 {
+		t.Fatalf("--json: code %d", code)
+	}
+	var rep checkReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || rep.Errors[0].File != filepath.Join(dir, "mappings.yaml") || rep.Errors[0].Line != 5 || rep.Errors[0].Column != 17 {
+		t.Fatalf("json errors: %+v", rep.Errors)
+	}
+}

@@ -57,6 +57,9 @@ type loader struct {
 	mappingsName string // where mappings live, for messages
 	dropped      int    // problems not recorded past maxErrors
 
+	// domainDoc and mappingsDoc place a catalog.Check failure (checkpos.go).
+	domainDoc, mappingsDoc doc
+
 	// Filled once parsing is done, for the cross-reference checks.
 	valueSites                        map[string]site
 	valueNames, entityNames, capNames []string // sorted
@@ -302,6 +305,7 @@ func loadSplit(fsys fs.FS, dir, entryID string, hasModule bool, display func(str
 	if mok {
 		l.parseMappings(mp, "", nil, mroot)
 	}
+	l.domainDoc, l.mappingsDoc = doc{p: dp, root: droot}, doc{p: mp, root: mroot}
 	if dok && mok {
 		l.finish()
 		switch {
@@ -335,6 +339,7 @@ func loadCombined(fsys fs.FS, file, entryID string, display func(string) string,
 	if ok {
 		mk, mv := l.parseDomain(p, root, true)
 		l.parseMappings(p, "mappings", mk, mv)
+		l.domainDoc, l.mappingsDoc = doc{p: p, root: root}, doc{p: p, root: mv, ctx: "mappings"}
 		l.finish()
 		if l.cat.Module != nil {
 			l.moduleSite.p.errorf(l.moduleSite.key, "module: a vendor module needs a catalog directory with %s, not a single %s file", ModuleFile, CombinedSuffix)
@@ -381,9 +386,12 @@ func (l *loader) result(srcs ...source) (*catalog.Catalog, error) {
 	// The engine refuses a catalog that breaks one of catalog.Check's
 	// invariants (bounds included) when an instance loads it, on every
 	// call; refusing it here, at startup, names the catalog once instead.
-	// The loader's own checks make this rare (TestLoadedCatalogsCheck).
+	// The loader's own checks (bounds.go among them) leave Check nothing
+	// to find (TestCheckPositions); should it still find something, the
+	// problem is placed at the element it names (checkpos.go).
 	if err := l.cat.Check(); err != nil {
-		return nil, ErrorList{&Error{Msg: err.Error()}}
+		l.placeCheckError(err)
+		return nil, l.errs
 	}
 	l.cat.Digest = digest(srcs)
 	return l.cat, nil

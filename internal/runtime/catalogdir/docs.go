@@ -53,6 +53,7 @@ func DocSection(e *Error) string {
 	}
 	head, rest, _ := strings.Cut(ctx, ".")
 	head, _, _ = strings.Cut(head, "[")
+	rest += "." // "entities.Issue.fields: …" is about fields too
 	if s, ok := docSections[head]; ok {
 		switch {
 		case head == "entities" && strings.Contains(rest, ".relations."):

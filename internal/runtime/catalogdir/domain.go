@@ -105,6 +105,7 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 				p.declaredOrigin(v, "http_backend", s)
 			}
 			c.HTTPBackend = s
+			p.textBound("http_backend", v, s)
 		}
 	}
 	c.Auth = catalog.Auth{Scheme: "none"}
@@ -145,6 +146,7 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 				p.errorf(e.key, "capabilities: capability name must not be empty")
 				continue
 			}
+			p.nameBound("capabilities", "a capability", e.key)
 			if cp := l.parseCapability(p, "capabilities."+e.key.Value, e.key, e.val); cp != nil {
 				c.Capabilities[e.key.Value] = cp
 			} else {
@@ -218,6 +220,9 @@ func (l *loader) parseAuth(p *parser, key, val *yaml.Node) {
 		a.ClientIDEnv = secretName(o, "client_id_env", "client_id_hosted_kv", false)
 		a.ClientSecretEnv = secretName(o, "client_secret_env", "client_secret_hosted_kv", false)
 		a.Scopes = o.strList("scopes")
+	}
+	if a.Env != "" {
+		p.envBound(o)
 	}
 	l.cat.Auth = a
 }
@@ -348,6 +353,7 @@ func (l *loader) parseEntity(p *parser, ctx string, key, val *yaml.Node) *catalo
 	if n := o.val("fields"); n != nil {
 		es, _ := p.pairs(o.sub("fields"), n)
 		for _, fe := range es {
+			p.nameBound(o.sub("fields"), "a field", fe.key)
 			if f := l.parseField(p, o.sub("fields")+"."+fe.key.Value, fe.key, fe.val); f != nil {
 				e.Fields[f.Name] = f
 				e.FieldOrder = append(e.FieldOrder, f.Name)
@@ -407,6 +413,7 @@ func (l *loader) parseEntity(p *parser, ctx string, key, val *yaml.Node) *catalo
 			})
 		}
 	}
+	p.fieldsBound(o, key, e)
 	return e
 }
 
@@ -464,6 +471,7 @@ func (l *loader) parseFieldPath(p *parser, ctx string, n *yaml.Node) []string {
 		p.errorf(n, "%s: must name at least one key", ctx)
 		return nil
 	}
+	p.wirePathBound(ctx, n, out)
 	return out
 }
 
@@ -503,6 +511,7 @@ func (l *loader) parseRelation(p *parser, parent *catalog.Entity, ctx string, ke
 		l.broken["relation:"+parent.Name+"."+r.Name] = true
 	case catalog.FromParentGet:
 		mo.check([]string{"kind", "path"}, "for kind "+m.Kind)
+		p.nameBound(strings.TrimSuffix(ctx, "."+key.Value), "a relation", key)
 		pn := mo.val("path")
 		if pn == nil {
 			mo.missing("path")
@@ -634,6 +643,7 @@ func (l *loader) parsePathSteps(p *parser, ctx string, n *yaml.Node) []catalog.P
 			p.errorf(c, "%s: a step is either {key: k} or {wildcard: true}, not both", sctx)
 		case o.has("key"):
 			out = append(out, catalog.PathStep{Key: o.name("key")})
+			p.scalarBound(o, "key")
 		case o.has("wildcard"):
 			if !o.boolean("wildcard") {
 				p.errorf(o.val("wildcard"), "%s.wildcard: must be true", sctx)
@@ -643,6 +653,9 @@ func (l *loader) parsePathSteps(p *parser, ctx string, n *yaml.Node) []catalog.P
 		default:
 			p.errorf(c, "%s: expected {key: k} or {wildcard: true}", sctx)
 		}
+	}
+	if checkBounds && len(out) > catalog.MaxWirePath {
+		p.errorf(n, "%s: %d steps, over the limit of %d%s", ctx, len(out), catalog.MaxWirePath, stepsWhy)
 	}
 	return out
 }

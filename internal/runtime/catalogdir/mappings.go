@@ -504,12 +504,14 @@ func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, stri
 	if in := o.val("items"); in != nil {
 		if in.Kind == yaml.ScalarNode && in.ShortTag() == "!!str" {
 			itemsKey = p.name(o.sub("items"), in)
+			p.textBound(o.sub("items"), in, itemsKey)
 		} else {
 			r.Items = p.boolean(o.sub("items"), in)
 		}
 	}
 	if pn := o.val("items_path"); pn != nil {
 		r.ItemsPath = p.strList(o.sub("items_path"), pn)
+		p.wirePathBound(o.sub("items_path"), pn, r.ItemsPath)
 		if pn.Kind == yaml.SequenceNode && len(pn.Content) == 0 {
 			p.errorf(pn, "%s: must name at least one key", o.sub("items_path"))
 		}
@@ -517,6 +519,7 @@ func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, stri
 	if itemsKey != "" && r.ItemsPath == nil {
 		r.ItemsPath = []string{itemsKey}
 	}
+	p.scalarBound(o, "item_inner_key")
 	list := r.Items || len(r.ItemsPath) > 0
 	switch {
 	case r.Single && r.Items:
@@ -557,6 +560,7 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 				p.errorf(e.key, "%s: parameter name must not be empty", o.sub("params"))
 				continue
 			}
+			p.nameBound(o.sub("params"), "a parameter", e.key)
 			if pp, ok := p.pageParam(o.sub("params")+"."+e.key.Value, e.key, e.val); ok {
 				pg.Params[e.key.Value] = pp
 				pg.ParamOrder = append(pg.ParamOrder, e.key.Value)
@@ -564,12 +568,14 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 			}
 		}
 		p.checkOffsetStep(o.sub("params"), pg, keys)
+		p.paramsBound(o, pg)
 	} else if pg.Location != "link_header" && pg.Location != "response_next_url" && pg.Location != "block_range" {
 		// Only the next-URL locations can continue without parameters.
 		p.errorf(o.at, "%s: missing required key \"params\" (location %s advances by parameters)", ctx, ctxOr(pg.Location, "query"))
 	}
 	if rn := o.val("response_prefix"); rn != nil {
 		pg.ResponsePrefix = p.strList(o.sub("response_prefix"), rn)
+		p.wirePathBound(o.sub("response_prefix"), rn, pg.ResponsePrefix)
 	}
 	if bn := o.val("body_merge_path"); bn != nil {
 		pg.BodyMergePath = p.strList(o.sub("body_merge_path"), bn)
@@ -580,6 +586,7 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 		pg.NextURLField = "@odata.nextLink"
 		if o.has("response_next_url_field") {
 			pg.NextURLField = o.name("response_next_url_field")
+			p.scalarBound(o, "response_next_url_field")
 		} else {
 			for _, pp := range pg.Params {
 				if pp.FromResponse != "" {
@@ -696,6 +703,7 @@ func (p *parser) pageParam(ctx string, at, n *yaml.Node) (catalog.PageParam, boo
 		pp.Fixed = v
 	case "from_response":
 		pp.FromResponse = o.name("from_response")
+		p.scalarBound(o, "from_response")
 		ok = ok && pp.FromResponse != ""
 	}
 	return pp, ok
@@ -714,6 +722,7 @@ func (p *parser) stopWhen(ctx string, at, n *yaml.Node) *catalog.StopWhen {
 		return nil
 	}
 	sw := &catalog.StopWhen{Field: o.name("field")}
+	p.scalarBound(o, "field")
 	switch {
 	case o.has("eq") && o.has("absent"):
 		p.errorf(o.at, "%s: expected eq or absent, not both", ctx)

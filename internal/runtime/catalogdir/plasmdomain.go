@@ -166,6 +166,7 @@ func (l *loader) parseFieldExtras(p *parser, o *object, f *catalog.Field) {
 		}
 		d.Segment = do.name("segment")
 	}
+	p.deriveBounds(do, d.Type)
 	f.Derive = d
 }
 

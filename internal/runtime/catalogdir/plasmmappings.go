@@ -219,6 +219,7 @@ func (p *parser) preprocess(ctx string, at, n *yaml.Node) *catalog.Preprocess {
 	case catalog.PreStringIDsToObjects:
 		pp.Field = o.name("field")
 	}
+	p.preprocessBounds(o, pp)
 	return pp
 }
 
