@@ -1,6 +1,8 @@
 package catalogdir
 
 import (
+	"fmt"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
@@ -26,7 +28,7 @@ const stepsWhy = " (the deepest JSON the decoder reads)"
 // textBound refuses s, read at n, when it is longer than catalog.MaxText.
 func (p *parser) textBound(ctx string, n *yaml.Node, s string) {
 	if checkBounds && n != nil && len(s) > catalog.MaxText {
-		p.errorf(n, "%s: %d bytes long, over the limit of %d", ctx, len(s), catalog.MaxText)
+		p.boundf(n, "%s: %d bytes long, over the limit of %d", ctx, len(s), catalog.MaxText)
 	}
 }
 
@@ -43,7 +45,7 @@ func (p *parser) scalarBound(o *object, k string) {
 // name out: it would be the whole message.
 func (p *parser) nameBound(ctx, what string, key *yaml.Node) {
 	if checkBounds && len(key.Value) > catalog.MaxText {
-		p.errorf(key, "%s: %s name of %d bytes, over the limit of %d", ctx, what, len(key.Value), catalog.MaxText)
+		p.boundf(key, "%s: %s name of %d bytes, over the limit of %d", ctx, what, len(key.Value), catalog.MaxText)
 	}
 }
 
@@ -55,7 +57,7 @@ func (p *parser) wirePathBound(ctx string, n *yaml.Node, steps []string) {
 		return
 	}
 	if len(steps) > catalog.MaxWirePath {
-		p.errorf(n, "%s: %d steps, over the limit of %d%s", ctx, len(steps), catalog.MaxWirePath, stepsWhy)
+		p.boundf(n, "%s: %d steps, over the limit of %d%s", ctx, len(steps), catalog.MaxWirePath, stepsWhy)
 	}
 	perStep := n.Kind == yaml.SequenceNode && len(n.Content) == len(steps)
 	for i, s := range steps {
@@ -75,7 +77,7 @@ func (p *parser) listBound(o *object, k string) {
 		return
 	}
 	if len(n.Content) > catalog.MaxRuleStrings {
-		p.errorf(n, "%s: %d strings, over the limit of %d", o.sub(k), len(n.Content), catalog.MaxRuleStrings)
+		p.boundf(n, "%s: %d strings, over the limit of %d", o.sub(k), len(n.Content), catalog.MaxRuleStrings)
 	}
 	for i, c := range n.Content {
 		if c.Kind == yaml.ScalarNode {
@@ -119,7 +121,7 @@ func (p *parser) fieldsBound(o *object, key *yaml.Node, e *catalog.Entity) {
 	if e.IDFrom != nil && (fn == nil || !hasKey(fn, e.IDField)) {
 		added = " (counting " + e.IDField + ", which id_from adds)"
 	}
-	p.errorf(at, "%s: %d fields%s, over the limit of %d", o.sub("fields"), len(e.Fields), added, catalog.MaxFields)
+	p.boundf(at, "%s: %d fields%s, over the limit of %d", o.sub("fields"), len(e.Fields), added, catalog.MaxFields)
 }
 
 // envBound bounds the name of the auth secret (the engine's catalog
@@ -147,6 +149,44 @@ func (p *parser) preprocessBounds(o *object, pp *catalog.Preprocess) {
 // parameters, at its params: key.
 func (p *parser) paramsBound(o *object, pg *catalog.Pagination) {
 	if checkBounds && len(pg.Params) > catalog.MaxPageParams {
-		p.errorf(o.key("params"), "%s: %d parameters, over the limit of %d", o.sub("params"), len(pg.Params), catalog.MaxPageParams)
+		p.boundf(o.key("params"), "%s: %d parameters, over the limit of %d", o.sub("params"), len(pg.Params), catalog.MaxPageParams)
 	}
+}
+
+// heldBound is a bound problem of a mapping, reported once the mapping is
+// known to be kept.
+type heldBound struct {
+	n   *yaml.Node
+	msg string
+}
+
+// boundf reports a broken bound, or holds it while a mapping is read.
+func (p *parser) boundf(n *yaml.Node, format string, args ...any) {
+	if p.held != nil {
+		*p.held = append(*p.held, heldBound{n, fmt.Sprintf(format, args...)})
+		return
+	}
+	p.errorf(n, format, args...)
+}
+
+// holdBounds starts holding bound problems: a mapping for no capability is
+// dropped (with a warning), and Check never sees what it holds.
+func (p *parser) holdBounds() { p.held = &[]heldBound{} }
+
+// releaseBounds stops holding and reports what was held, once every file
+// is read, if mapping m of name is still in the catalog.
+func (l *loader) releaseBounds(p *parser, name string, m *catalog.Mapping) {
+	held := *p.held
+	p.held = nil
+	if len(held) == 0 {
+		return
+	}
+	l.later(func() {
+		if l.cat.Mappings[name] != m {
+			return
+		}
+		for _, h := range held {
+			p.errorf(h.n, "%s", h.msg)
+		}
+	})
 }

@@ -508,4 +508,17 @@ func TestBoundsAtLimit(t *testing.T) {
 	if err := c.Check(); err != nil {
 		t.Fatal(err)
 	}
+	// An id_from past the bound is no wire path when the id field reads
+	// its own: nothing in the engine reads it, and it loads.
+	domain = strings.Replace(domainWith("", "    id_from: "+keys(catalog.MaxWirePath+1)+"\n"), "id: {value_ref: text}", "id: {value_ref: text, path: [meta, id]}", 1)
+	if _, err := Load(fstest.MapFS{"c/domain.yaml": {Data: []byte(domain)}, "c/mappings.yaml": {Data: []byte(mappingsWith(""))}}, "c", ""); err != nil {
+		t.Fatal(short(err))
+	}
+	// Nor is a mapping for no capability, which is dropped with a warning.
+	mappings = mappingsWith("issue_search:\n  method: GET\n  path: []\n  response: {items_path: " + keys(catalog.MaxWirePath+1) + "}\n")
+	var warns ErrorList
+	_, err = load(fstest.MapFS{"c/domain.yaml": {Data: []byte(baseDomain)}, "c/mappings.yaml": {Data: []byte(mappings)}}, "c", "", func(p string) string { return p }, &warns)
+	if err != nil || len(warns) != 1 || !strings.Contains(warns[0].Msg, "it is ignored") {
+		t.Fatalf("err %v, warnings %v", short(err), warns)
+	}
 }

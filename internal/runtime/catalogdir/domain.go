@@ -438,6 +438,7 @@ func (l *loader) parseField(p *parser, ctx string, key, val *yaml.Node) *catalog
 			f.WholeRow = true // path: [] with derive reads the whole row
 		} else {
 			f.Path = l.parseFieldPath(p, o.sub("path"), n)
+			p.wirePathBound(o.sub("path"), n, f.Path)
 		}
 	}
 	l.parseFieldExtras(p, o, f)
@@ -471,7 +472,6 @@ func (l *loader) parseFieldPath(p *parser, ctx string, n *yaml.Node) []string {
 		p.errorf(n, "%s: must name at least one key", ctx)
 		return nil
 	}
-	p.wirePathBound(ctx, n, out)
 	return out
 }
 

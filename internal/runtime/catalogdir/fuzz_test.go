@@ -39,6 +39,14 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("version: 1\nvalues: {a: {type: array, items: {value_ref: b}}, b: {type: array, items: {value_ref: a}}}"), []byte("{}"), false)
 	f.Add([]byte("\xef\xbb\xbfversion: 1"), []byte("? [a]\n: b"), true)
 	f.Add([]byte("version: 1\n"), []byte("x: {query: {type: const, value: {a: [1, 2.5e300, -0, 0x10, .inf]}}}"), false)
+	// Over the engine's bounds (bounds.go): the domain cases of TestCheckPositions and a 129-step items_path.
+	for _, tc := range checkCases[:12] {
+		fsys, _ := tc.fsOf()
+		if tc.cgs == "" {
+			f.Add(fsys["c/domain.yaml"].Data, fsys["c/mappings.yaml"].Data, false)
+		}
+	}
+	f.Add([]byte(baseDomain), []byte(mappingsWith("  response: {items_path: "+keys(129)+"}\n")), false)
 
 	f.Fuzz(func(t *testing.T, domain, mappings []byte, combined bool) {
 		fsys := fstest.MapFS{}

@@ -96,6 +96,7 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 	if l.foreignMapping(p, o, m) {
 		return m
 	}
+	p.holdBounds()
 	o.check(append(mappingKeys, "multipart"), "")
 	p.builtin = ""
 	wasm := m.Transport == "wasm"
@@ -148,6 +149,7 @@ func (l *loader) parseMapping(p *parser, ctx string, key, val *yaml.Node) *catal
 			why = append(why, "pagination location block_range pages an EVM chain")
 		}
 	}
+	l.releaseBounds(p, name, m)
 	if len(why) > 0 {
 		l.unavailable(name, strings.Join(why, "; "))
 	}

@@ -61,6 +61,10 @@ func (l *loader) parseEntityExtras(p *parser, o *object, e *catalog.Entity) {
 		p.errorf(o.key("id_from"), "%s: id_from needs id_field to name the identity", o.ctx)
 		return
 	}
+	if f := e.Fields[e.IDField]; f == nil || f.Path == nil {
+		// The id field reads id_from (fieldFromIDFrom), so it is a wire path.
+		p.wirePathBound(o.sub("id_from"), o.val("id_from"), e.IDFrom)
+	}
 	l.fieldFromIDFrom(e)
 }
 
