@@ -25,6 +25,9 @@ var checkBounds = true
 // stepsWhy says why wire paths are bounded.
 const stepsWhy = " (the deepest JSON the decoder reads)"
 
+// The helpers below run on every name and path the loader reads, so they
+// build a message's path (o.sub, index) only for a broken bound.
+
 // textBound refuses s, read at n, when it is longer than catalog.MaxText.
 func (p *parser) textBound(ctx string, n *yaml.Node, s string) {
 	if checkBounds && n != nil && len(s) > catalog.MaxText {
@@ -35,36 +38,43 @@ func (p *parser) textBound(ctx string, n *yaml.Node, s string) {
 // scalarBound is textBound for the value of key k of o, when it is a
 // string.
 func (p *parser) scalarBound(o *object, k string) {
-	if n := o.val(k); n != nil && n.Kind == yaml.ScalarNode {
+	if n := o.val(k); n != nil && n.Kind == yaml.ScalarNode && len(n.Value) > catalog.MaxText {
 		p.textBound(o.sub(k), n, n.Value)
 	}
 }
 
-// nameBound refuses a map key (a field, relation, capability or
-// parameter name) longer than catalog.MaxText. The message leaves the
-// name out: it would be the whole message.
-func (p *parser) nameBound(ctx, what string, key *yaml.Node) {
+// nameBound refuses a key of the map at key k of o (a field, relation,
+// capability or parameter name; o nil for the top level) longer than
+// catalog.MaxText. The message leaves the name out: it would be the
+// whole message.
+func (p *parser) nameBound(o *object, k, what string, key *yaml.Node) {
 	if checkBounds && len(key.Value) > catalog.MaxText {
+		ctx := k
+		if o != nil {
+			ctx = o.sub(k)
+		}
 		p.boundf(key, "%s: %s name of %d bytes, over the limit of %d", ctx, what, len(key.Value), catalog.MaxText)
 	}
 }
 
-// wirePathBound refuses a wire path, read at n, of more than
-// catalog.MaxWirePath steps or with a step longer than catalog.MaxText
-// (reported at the step when n lists one node per step).
-func (p *parser) wirePathBound(ctx string, n *yaml.Node, steps []string) {
+// wirePathBound refuses a wire path, read at the value n of key k of o,
+// of more than catalog.MaxWirePath steps or with a step longer than
+// catalog.MaxText (reported at the step when n lists one node per step).
+func (p *parser) wirePathBound(o *object, k string, n *yaml.Node, steps []string) {
 	if !checkBounds || n == nil {
 		return
 	}
 	if len(steps) > catalog.MaxWirePath {
-		p.boundf(n, "%s: %d steps, over the limit of %d%s", ctx, len(steps), catalog.MaxWirePath, stepsWhy)
+		p.boundf(n, "%s: %d steps, over the limit of %d%s", o.sub(k), len(steps), catalog.MaxWirePath, stepsWhy)
 	}
 	perStep := n.Kind == yaml.SequenceNode && len(n.Content) == len(steps)
 	for i, s := range steps {
-		if perStep {
-			p.textBound(index(ctx, i), n.Content[i], s)
-		} else {
-			p.textBound(ctx, n, s)
+		switch {
+		case len(s) <= catalog.MaxText:
+		case perStep:
+			p.textBound(index(o.sub(k), i), n.Content[i], s)
+		default:
+			p.textBound(o.sub(k), n, s)
 		}
 	}
 }
@@ -80,7 +90,7 @@ func (p *parser) listBound(o *object, k string) {
 		p.boundf(n, "%s: %d strings, over the limit of %d", o.sub(k), len(n.Content), catalog.MaxRuleStrings)
 	}
 	for i, c := range n.Content {
-		if c.Kind == yaml.ScalarNode {
+		if c.Kind == yaml.ScalarNode && len(c.Value) > catalog.MaxText {
 			p.textBound(index(o.sub(k), i), c, c.Value)
 		}
 	}
@@ -137,7 +147,7 @@ func (p *parser) envBound(o *object) {
 
 // preprocessBounds bounds a response_preprocess rule's path and strings.
 func (p *parser) preprocessBounds(o *object, pp *catalog.Preprocess) {
-	p.wirePathBound(o.sub("path"), o.val("path"), pp.Path)
+	p.wirePathBound(o, "path", o.val("path"), pp.Path)
 	for _, k := range preprocessKeys[pp.Kind] {
 		if k != "kind" && k != "path" {
 			p.scalarBound(o, k)
@@ -162,8 +172,8 @@ type heldBound struct {
 
 // boundf reports a broken bound, or holds it while a mapping is read.
 func (p *parser) boundf(n *yaml.Node, format string, args ...any) {
-	if p.held != nil {
-		*p.held = append(*p.held, heldBound{n, fmt.Sprintf(format, args...)})
+	if p.holding {
+		p.held = append(p.held, heldBound{n, fmt.Sprintf(format, args...)})
 		return
 	}
 	p.errorf(n, format, args...)
@@ -171,13 +181,13 @@ func (p *parser) boundf(n *yaml.Node, format string, args ...any) {
 
 // holdBounds starts holding bound problems: a mapping for no capability is
 // dropped (with a warning), and Check never sees what it holds.
-func (p *parser) holdBounds() { p.held = &[]heldBound{} }
+func (p *parser) holdBounds() { p.holding, p.held = true, nil }
 
 // releaseBounds stops holding and reports what was held, once every file
 // is read, if mapping m of name is still in the catalog.
 func (l *loader) releaseBounds(p *parser, name string, m *catalog.Mapping) {
-	held := *p.held
-	p.held = nil
+	held := p.held
+	p.holding, p.held = false, nil
 	if len(held) == 0 {
 		return
 	}

@@ -146,7 +146,7 @@ func (l *loader) parseDomain(p *parser, root *yaml.Node, combined bool) (mapKey,
 				p.errorf(e.key, "capabilities: capability name must not be empty")
 				continue
 			}
-			p.nameBound("capabilities", "a capability", e.key)
+			p.nameBound(nil, "capabilities", "a capability", e.key)
 			if cp := l.parseCapability(p, "capabilities."+e.key.Value, e.key, e.val); cp != nil {
 				c.Capabilities[e.key.Value] = cp
 			} else {
@@ -353,7 +353,7 @@ func (l *loader) parseEntity(p *parser, ctx string, key, val *yaml.Node) *catalo
 	if n := o.val("fields"); n != nil {
 		es, _ := p.pairs(o.sub("fields"), n)
 		for _, fe := range es {
-			p.nameBound(o.sub("fields"), "a field", fe.key)
+			p.nameBound(o, "fields", "a field", fe.key)
 			if f := l.parseField(p, o.sub("fields")+"."+fe.key.Value, fe.key, fe.val); f != nil {
 				e.Fields[f.Name] = f
 				e.FieldOrder = append(e.FieldOrder, f.Name)
@@ -438,7 +438,7 @@ func (l *loader) parseField(p *parser, ctx string, key, val *yaml.Node) *catalog
 			f.WholeRow = true // path: [] with derive reads the whole row
 		} else {
 			f.Path = l.parseFieldPath(p, o.sub("path"), n)
-			p.wirePathBound(o.sub("path"), n, f.Path)
+			p.wirePathBound(o, "path", n, f.Path)
 		}
 	}
 	l.parseFieldExtras(p, o, f)
@@ -511,7 +511,7 @@ func (l *loader) parseRelation(p *parser, parent *catalog.Entity, ctx string, ke
 		l.broken["relation:"+parent.Name+"."+r.Name] = true
 	case catalog.FromParentGet:
 		mo.check([]string{"kind", "path"}, "for kind "+m.Kind)
-		p.nameBound(strings.TrimSuffix(ctx, "."+key.Value), "a relation", key)
+		p.nameBound(nil, strings.TrimSuffix(ctx, "."+key.Value), "a relation", key)
 		pn := mo.val("path")
 		if pn == nil {
 			mo.missing("path")

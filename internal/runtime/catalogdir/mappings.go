@@ -506,14 +506,14 @@ func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, stri
 	if in := o.val("items"); in != nil {
 		if in.Kind == yaml.ScalarNode && in.ShortTag() == "!!str" {
 			itemsKey = p.name(o.sub("items"), in)
-			p.textBound(o.sub("items"), in, itemsKey)
+			p.scalarBound(o, "items")
 		} else {
 			r.Items = p.boolean(o.sub("items"), in)
 		}
 	}
 	if pn := o.val("items_path"); pn != nil {
 		r.ItemsPath = p.strList(o.sub("items_path"), pn)
-		p.wirePathBound(o.sub("items_path"), pn, r.ItemsPath)
+		p.wirePathBound(o, "items_path", pn, r.ItemsPath)
 		if pn.Kind == yaml.SequenceNode && len(pn.Content) == 0 {
 			p.errorf(pn, "%s: must name at least one key", o.sub("items_path"))
 		}
@@ -562,7 +562,7 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 				p.errorf(e.key, "%s: parameter name must not be empty", o.sub("params"))
 				continue
 			}
-			p.nameBound(o.sub("params"), "a parameter", e.key)
+			p.nameBound(o, "params", "a parameter", e.key)
 			if pp, ok := p.pageParam(o.sub("params")+"."+e.key.Value, e.key, e.val); ok {
 				pg.Params[e.key.Value] = pp
 				pg.ParamOrder = append(pg.ParamOrder, e.key.Value)
@@ -577,7 +577,7 @@ func (p *parser) pagination(ctx string, at, n *yaml.Node) *catalog.Pagination {
 	}
 	if rn := o.val("response_prefix"); rn != nil {
 		pg.ResponsePrefix = p.strList(o.sub("response_prefix"), rn)
-		p.wirePathBound(o.sub("response_prefix"), rn, pg.ResponsePrefix)
+		p.wirePathBound(o, "response_prefix", rn, pg.ResponsePrefix)
 	}
 	if bn := o.val("body_merge_path"); bn != nil {
 		pg.BodyMergePath = p.strList(o.sub("body_merge_path"), bn)

@@ -63,7 +63,7 @@ func (l *loader) parseEntityExtras(p *parser, o *object, e *catalog.Entity) {
 	}
 	if f := e.Fields[e.IDField]; f == nil || f.Path == nil {
 		// The id field reads id_from (fieldFromIDFrom), so it is a wire path.
-		p.wirePathBound(o.sub("id_from"), o.val("id_from"), e.IDFrom)
+		p.wirePathBound(o, "id_from", o.val("id_from"), e.IDFrom)
 	}
 	l.fieldFromIDFrom(e)
 }

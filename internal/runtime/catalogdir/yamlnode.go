@@ -44,9 +44,10 @@ type parser struct {
 	// warnedAt holds nodes already warned about, so a block shared by YAML
 	// aliases is reported once.
 	warnedAt map[*yaml.Node]bool
-	// held, while a mapping is read, keeps its bound problems until it is
-	// known to be kept (bounds.go).
-	held *[]heldBound
+	// While holding (a mapping is read), held keeps its bound problems
+	// until the mapping is known to be kept (bounds.go).
+	holding bool
+	held    []heldBound
 }
 
 // warnf records a problem that does not stop the catalog from loading: a
