@@ -655,7 +655,7 @@ func (l *loader) parsePathSteps(p *parser, ctx string, n *yaml.Node) []catalog.P
 		}
 	}
 	if checkBounds && len(out) > catalog.MaxWirePath {
-		p.errorf(n, "%s: %d steps, over the limit of %d%s", ctx, len(out), catalog.MaxWirePath, stepsWhy)
+		p.boundf(n, "%s: %d steps, over the limit of %d%s", ctx, len(out), catalog.MaxWirePath, stepsWhy)
 	}
 	return out
 }
