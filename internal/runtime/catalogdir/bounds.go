@@ -173,7 +173,11 @@ type heldBound struct {
 // boundf reports a broken bound, or holds it while a mapping is read.
 func (p *parser) boundf(n *yaml.Node, format string, args ...any) {
 	if p.holding {
-		p.held = append(p.held, heldBound{n, fmt.Sprintf(format, args...)})
+		// Held problems are capped like reported ones (maxErrors): a
+		// hostile list of aliases breaks one bound per step.
+		if len(p.held) < maxErrors {
+			p.held = append(p.held, heldBound{n, fmt.Sprintf(format, args...)})
+		}
 		return
 	}
 	p.errorf(n, format, args...)

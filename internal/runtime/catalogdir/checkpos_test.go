@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"go.yaml.in/yaml/v3"
 )
 
 // Catalogs that pass every check the loader had before it mirrored
@@ -520,5 +521,47 @@ func TestBoundsAtLimit(t *testing.T) {
 	_, err = load(fstest.MapFS{"c/domain.yaml": {Data: []byte(baseDomain)}, "c/mappings.yaml": {Data: []byte(mappings)}}, "c", "", func(p string) string { return p }, &warns)
 	if err != nil || len(warns) != 1 || !strings.Contains(warns[0].Msg, "it is ignored") {
 		t.Fatalf("err %v, warnings %v", short(err), warns)
+	}
+}
+
+// Review findings on the bound checks: an items key that items_path
+// overrides is never sent to the engine, so it is not bounded; an id
+// field that id_from adds by a name the entity does not declare is
+// bounded at id_field, where the long name is written.
+func TestBoundsReviewCases(t *testing.T) {
+	t.Run("items key overridden by items_path", func(t *testing.T) {
+		m := mappingsWith("  response:\n    items: " + long + "\n    items_path: [data]\n")
+		fsys := fstest.MapFS{"c/domain.yaml": {Data: []byte(baseDomain)}, "c/mappings.yaml": {Data: []byte(m)}}
+		if _, err := Load(fsys, "c", ""); err != nil {
+			t.Fatalf("refused an items key the engine never sees: %v", short(err))
+		}
+	})
+	t.Run("id field added by id_from", func(t *testing.T) {
+		d := "version: 1\nvalues:\n  text: {type: string}\nentities:\n  Issue:\n    id_field: " + long +
+			"\n    id_from: [meta, uid]\n    fields:\n      title: {value_ref: text}\n" +
+			"capabilities:\n  issue_get: {kind: get, entity: Issue}\n  issue_query: {kind: query, entity: Issue}\n"
+		fsys := fstest.MapFS{"c/domain.yaml": {Data: []byte(d)}, "c/mappings.yaml": {Data: []byte(mappingsWith(""))}}
+		_, err := Load(fsys, "c", "")
+		var list ErrorList
+		if !errors.As(err, &list) || len(list) == 0 {
+			t.Fatalf("err = %v, want a bound problem", short(err))
+		}
+		if e := list[0]; e.Line != 6 || !strings.Contains(e.Msg, "id_field") {
+			t.Errorf("got %d:%d: %s, want line 6 naming id_field", e.Line, e.Column, e.Msg)
+		}
+	})
+}
+
+// Bound problems held for a mapping are capped like reported ones: a
+// list of aliases to one long string breaks a bound per step.
+func TestHeldBoundsCapped(t *testing.T) {
+	p := &parser{}
+	p.holdBounds()
+	n := &yaml.Node{Line: 1, Column: 1}
+	for range 10 * maxErrors {
+		p.boundf(n, "step over the limit")
+	}
+	if len(p.held) != maxErrors {
+		t.Errorf("held %d problems, want the cap %d", len(p.held), maxErrors)
 	}
 }

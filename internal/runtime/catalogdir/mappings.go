@@ -506,7 +506,6 @@ func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, stri
 	if in := o.val("items"); in != nil {
 		if in.Kind == yaml.ScalarNode && in.ShortTag() == "!!str" {
 			itemsKey = p.name(o.sub("items"), in)
-			p.scalarBound(o, "items")
 		} else {
 			r.Items = p.boolean(o.sub("items"), in)
 		}
@@ -519,6 +518,8 @@ func (p *parser) response(ctx string, at, n *yaml.Node) (*catalog.Response, stri
 		}
 	}
 	if itemsKey != "" && r.ItemsPath == nil {
+		// Bounded only when used: items_path wins over items.
+		p.scalarBound(o, "items")
 		r.ItemsPath = []string{itemsKey}
 	}
 	p.scalarBound(o, "item_inner_key")

@@ -64,6 +64,10 @@ func (l *loader) parseEntityExtras(p *parser, o *object, e *catalog.Entity) {
 	if f := e.Fields[e.IDField]; f == nil || f.Path == nil {
 		// The id field reads id_from (fieldFromIDFrom), so it is a wire path.
 		p.wirePathBound(o, "id_from", o.val("id_from"), e.IDFrom)
+		if f == nil {
+			// ...and one the entity does not declare is added by that name.
+			p.textBound(o.sub("id_field"), o.val("id_field"), e.IDField)
+		}
 	}
 	l.fieldFromIDFrom(e)
 }
