@@ -415,17 +415,33 @@ func digest(srcs []source) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// openRegular opens name only if it is a regular file (a symlink to one
+// is fine). It asks first, without opening: opening a FIFO blocks until
+// something writes to it, and a catalog directory holding one hung
+// `plasmd catalog check` and a server's start for ever; a device could be
+// read without end.
+func openRegular(fsys fs.FS, name string) (fs.File, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.IsDir():
+		return nil, fmt.Errorf("%s is a directory", name)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file (%s)", name, st.Mode().Type())
+	}
+	return fsys.Open(name)
+}
+
 // readFile reads a source file, refusing one over MaxFileSize before
 // reading it whole.
 func readFile(fsys fs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
+	f, err := openRegular(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("catalogdir: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("catalogdir: %s is a directory", name)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("catalogdir: reading %s: %w", name, err)

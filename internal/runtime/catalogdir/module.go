@@ -39,7 +39,7 @@ const MaxModuleSize = 64 << 20
 // readModule reads a vendor module, refusing one over MaxModuleSize
 // without reading more than one byte past it.
 func readModule(fsys fs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
+	f, err := openRegular(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
