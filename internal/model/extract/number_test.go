@@ -38,11 +38,24 @@ func TestNumberCells(t *testing.T) {
 		{"1.0", cells{"1.0", "1.0", int64(1), 1.0, 1.0}, `["1.0","1.0",1,1,1]`},
 		{"-0", cells{"-0", "-0", int64(0), 0.0, int64(0)}, `["-0","-0",0,-0,0]`},
 		// 9007199254740993.0 is an integer a float64 cannot hold.
-		{"9007199254740993.0", cells{"9007199254740993.0", "9007199254740993.0", int64(9007199254740993), 9007199254740992.0, 9007199254740992.0},
-			`["9007199254740993.0","9007199254740993.0",9007199254740993,9007199254740992,9007199254740992]`},
-		{"1.5e19", cells{"1.5e19", "1.5e19", json.Number("15000000000000000000"), 1.5e19, 1.5e19}, `["1.5e19","1.5e19",15000000000000000000,15000000000000000000,15000000000000000000]`},
+		{"9007199254740993.0", cells{"9007199254740993.0", "9007199254740993.0", int64(9007199254740993), 9007199254740992.0, int64(9007199254740993)},
+			`["9007199254740993.0","9007199254740993.0",9007199254740993,9007199254740992,9007199254740993]`},
+		{"1.5e19", cells{"1.5e19", "1.5e19", json.Number("15000000000000000000"), 1.5e19, json.Number("15000000000000000000")}, `["1.5e19","1.5e19",15000000000000000000,15000000000000000000,15000000000000000000]`},
+		// Untyped columns keep a big integer exact however it is written
+		// (they rounded it to a float64 when it had an exponent).
+		{"1.2345678901234567891e19", cells{"1.2345678901234567891e19", "1.2345678901234567891e19", json.Number("12345678901234567891"), 1.2345678901234567e19, json.Number("12345678901234567891")},
+			`["1.2345678901234567891e19","1.2345678901234567891e19",12345678901234567891,12345678901234567000,12345678901234567891]`},
+		{"123456789012345678901e0", cells{"123456789012345678901e0", "123456789012345678901e0", json.Number("123456789012345678901"), 1.2345678901234568e20, json.Number("123456789012345678901")},
+			`["123456789012345678901e0","123456789012345678901e0",123456789012345678901,123456789012345680000,123456789012345678901]`},
+		{"-12345678901234567891.000", cells{"-12345678901234567891.000", "-12345678901234567891.000", json.Number("-12345678901234567891"), -1.2345678901234567e19, json.Number("-12345678901234567891")},
+			`["-12345678901234567891.000","-12345678901234567891.000",-12345678901234567891,-12345678901234567000,-12345678901234567891]`},
 		{"2.5", cells{"2.5", "2.5", 2.5, 2.5, 2.5}, `["2.5","2.5",2.5,2.5,2.5]`},
-		{"1e400", cells{"1e400", "1e400", json.Number("1" + strings.Repeat("0", 400)), "1e400", "1e400"}, `["1e400","1e400",1` + strings.Repeat("0", 400) + `,"1e400","1e400"]`},
+		{"1e400", cells{"1e400", "1e400", json.Number("1" + strings.Repeat("0", 400)), "1e400", json.Number("1" + strings.Repeat("0", 400))},
+			`["1e400","1e400",1` + strings.Repeat("0", 400) + `,"1e400",1` + strings.Repeat("0", 400) + `]`},
+		{"1.5e400", cells{"1.5e400", "1.5e400", json.Number("15" + strings.Repeat("0", 399)), "1.5e400", json.Number("15" + strings.Repeat("0", 399))},
+			`["1.5e400","1.5e400",15` + strings.Repeat("0", 399) + `,"1.5e400",15` + strings.Repeat("0", 399) + `]`},
+		{"1e999999", cells{"1e999999", "1e999999", json.Number("1e999999"), "1e999999", json.Number("1e999999")}, `["1e999999","1e999999",1e999999,"1e999999",1e999999]`},
+		{"1.25e-1", cells{"1.25e-1", "1.25e-1", 0.125, 0.125, 0.125}, `["1.25e-1","1.25e-1",0.125,0.125,0.125]`},
 		{"1e-400", cells{"1e-400", "1e-400", 0.0, 0.0, 0.0}, `["1e-400","1e-400",0,0,0]`},
 	}
 	for _, tc := range cases {
@@ -170,6 +183,51 @@ func FuzzDecimalInteger(f *testing.F) {
 			if fits != n.IsInt64() || (fits && i != n.Int64()) {
 				t.Fatalf("%q: %d fits %v, big.Int %s", s, i, fits, n)
 			}
+		}
+	})
+}
+
+// FuzzUntypedInteger: a number in an untyped place (a column with no
+// declared type, or inside an object) that denotes an integer is that
+// integer exactly, however it is written: an int64, a float64 holding it
+// exactly, or a json.Number of its digits (its literal when too long to
+// expand). big.Rat is the oracle.
+func FuzzUntypedInteger(f *testing.F) {
+	for _, s := range []string{"1.2345678901234567891e19", "123456789012345678901e0", "9007199254740993.0", "1e3", "3.0", "-0",
+		"1.5e19", "2.5", "1e400", "-9.223372036854775809e18", "100e-2", "1e22", "1e23", "1e999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || s == "" || strings.IndexByte("-0123456789", s[0]) < 0 || strings.ContainsAny(s, " \t\r\n") {
+			return // not a JSON number literal: the decoder never hands one over
+		}
+		v := plain(json.Number(s))
+		if e := strings.IndexAny(s, "eE"); e >= 0 {
+			exp, err := strconv.Atoi(strings.TrimPrefix(s[e+1:], "+"))
+			if err != nil || exp > len(s)+9999 || exp < -(len(s)+9999) {
+				return // big.Rat writes 10^|exp| out in full
+			}
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok || !r.IsInt() {
+			return
+		}
+		want := r.Num()
+		switch c := v.(type) {
+		case int64:
+			if !want.IsInt64() || c != want.Int64() {
+				t.Fatalf("%q: int64 %d, want %s", s, c, want)
+			}
+		case float64:
+			if got, _ := new(big.Float).SetFloat64(c).Int(nil); got.Cmp(want) != 0 {
+				t.Fatalf("%q: float64 %v rounds %s", s, c, want)
+			}
+		case json.Number:
+			if string(c) != want.String() && !(string(c) == s && len(want.String()) > 4096) {
+				t.Fatalf("%q: json.Number %s, want %s", s, c, want)
+			}
+		default:
+			t.Fatalf("%q: an integer read as %T %v", s, v, v)
 		}
 	})
 }

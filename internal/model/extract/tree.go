@@ -113,12 +113,30 @@ func plain(v any) any {
 	return v
 }
 
+// numberValue is a number where no type is declared (an untyped column,
+// or inside an object or list). An integer beyond int64 is carried
+// exactly, as in an integer column, however it is written: its canonical
+// digits for 1.2345678901234567891e19 or 123456789012345678901e0, which a
+// float64 would round (the literal itself when too long to expand), and
+// an int64 for 9007199254740993.0. Other numbers, 3.0 and 1e3 included,
+// read as they always did: a float64 holds them exactly.
 func numberValue(n json.Number) any {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return i
 	}
 	if big, ok := bigInteger(n); ok {
 		return big
+	}
+	if i, fits, integral := decimalInteger(string(n)); integral {
+		if !fits {
+			if digits, _, err := decimal.Integer(string(n)); err == nil {
+				return json.Number(digits)
+			}
+			return n // 1e999999: too long to expand
+		}
+		if i < -1<<53 || i > 1<<53 {
+			return i // 9007199254740993.0: a float64 holds only 9007199254740992
+		}
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
