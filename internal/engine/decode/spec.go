@@ -108,9 +108,7 @@ func columnSpecs(cat *catalog.Catalog, ent *catalog.Entity) []extract.Column {
 		c := extract.Column{Name: name, Path: []string{name}}
 		if f := ent.Fields[name]; f != nil {
 			c.Path = f.WirePath()
-			if val := cat.Values[f.ValueRef]; val != nil {
-				c.Type = refType(cat, val)
-			}
+			c.Type = extract.ColumnType(cat, cat.Values[f.ValueRef])
 			if f.Derive != nil {
 				c.Derive, c.WholeRow = f.Derive, f.WholeRow
 			}
@@ -118,16 +116,6 @@ func columnSpecs(cat *catalog.Catalog, ent *catalog.Entity) []extract.Column {
 		cols[i] = c
 	}
 	return cols
-}
-
-// refType is the type a value of val decodes as: its own, except that a
-// reference to an entity whose id is text is text, so a number written
-// for it keeps its literal like the id it names (extract, number.go).
-func refType(cat *catalog.Catalog, val *catalog.Value) string {
-	if val.Type == "entity_ref" && extract.ValueIsText(cat, val) {
-		return "string"
-	}
-	return val.Type
 }
 
 // pagingSpec resolves a mapping's pagination: its location with defaults

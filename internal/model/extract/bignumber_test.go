@@ -2,6 +2,7 @@ package extract
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -44,6 +45,29 @@ func TestAsIntegerCanonical(t *testing.T) {
 	} {
 		if got := asInteger(json.Number(lit)); got != want {
 			t.Errorf("asInteger(%s) = %#v, want %#v", lit, got, want)
+		}
+	}
+}
+
+// TestIntegerColumnText: an integer column takes text that is exactly an
+// integer literal as that integer (kept as text, "42" sorted before "5");
+// other text stays text. Text columns keep it as it is.
+func TestIntegerColumnText(t *testing.T) {
+	cases := []struct {
+		in   string
+		want any
+	}{
+		{"42", int64(42)}, {"-7", int64(-7)}, {"-0", int64(0)},
+		{"12345678901234567891", json.Number("12345678901234567891")},
+		{"-9223372036854775809", json.Number("-9223372036854775809")},
+		{"042", "042"}, {"+42", "+42"}, {"1e3", "1e3"}, {"4.0", "4.0"}, {" 42", " 42"}, {"abc", "abc"}, {"", ""},
+	}
+	for _, tc := range cases {
+		if got := coerce(tc.in, "integer"); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("integer column %q = %#v, want %#v", tc.in, got, tc.want)
+		}
+		if got := coerce(tc.in, "string"); got != tc.in {
+			t.Errorf("text column %q = %#v", tc.in, got)
 		}
 	}
 }

@@ -40,11 +40,13 @@ func idValue(v any, typ string) (any, bool) {
 	case string:
 		if typ == "integer" {
 			// An integer id never takes other text: "abc" would be an id
-			// no get of the entity can answer.
-			i, err := strconv.ParseInt(x, 10, 64)
-			if err != nil && integerLiteral(x) {
-				return json.Number(x), true // beyond int64: its exact digits
+			// no get of the entity can answer. An integer literal is the
+			// integer a column of the type holds (its exact digits beyond
+			// int64); "042" and "+42" are 42, as they always were here.
+			if integerLiteral(x) {
+				return coerce(x, typ), true
 			}
+			i, err := strconv.ParseInt(x, 10, 64)
 			return i, err == nil
 		}
 		return x, true

@@ -66,6 +66,28 @@ func ValueIsText(cat *catalog.Catalog, val *catalog.Value) bool {
 	return false
 }
 
+// ColumnType is the type a column holding values of val is coerced by
+// (Column.Type): val's own, except that a reference to an entity whose id
+// is text is text, so a number written for it keeps its literal like the
+// id it names. "" (no declared value) coerces nothing but plain numbers.
+// The decode spec and the rows a vendor module decodes
+// (server/internal/core) both take a column's type from here.
+func ColumnType(cat *catalog.Catalog, val *catalog.Value) string {
+	if val == nil {
+		return ""
+	}
+	if val.Type == "entity_ref" && ValueIsText(cat, val) {
+		return "string"
+	}
+	return val.Type
+}
+
+// Cell is v, a value read from JSON with json.Number, as a cell of a
+// column of type typ: exactly what Apply puts in a row. Rows a vendor
+// module decodes go through it so that they carry the same cells as the
+// standard decoder's (one rule for integers, text and numbers).
+func Cell(v any, typ string) any { return coerce(v, typ) }
+
 // coerce converts a decoded value for a column of type typ.
 func coerce(v any, typ string) any {
 	switch {

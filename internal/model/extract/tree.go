@@ -149,8 +149,14 @@ func numberValue(n json.Number) any {
 // asInteger coerces a value of an integer domain: integral numbers (also
 // written 3.0 or 1e3) become int64, integral ones beyond int64 keep their
 // literal as json.Number (never a rounded float64), anything non-integral
-// stays float64.
+// stays float64. Text that is exactly an integer literal ("42",
+// "12345678901234567891", as backends write ids a JavaScript number
+// cannot hold) is that integer: kept as text, "42" would sort before "5"
+// and compare with 5 as text. Other text ("1e3", "042", "abc") is kept.
 func asInteger(v any) any {
+	if s, ok := v.(string); ok && integerLiteral(s) {
+		v = json.Number(s)
+	}
 	n, ok := v.(json.Number)
 	if !ok {
 		return plain(v)

@@ -206,7 +206,7 @@ func (vm *vendorModule) bind(sb *sandbox.Tenant, env *sandbox.HostEnv) *executor
 				if err := call(ctx, hook, in, &out); err != nil {
 					return nil, err
 				}
-				textCells(vm.cat, req.Capability, req.Relation, &out.Table)
+				vendorCells(vm.cat, req.Capability, req.Relation, &out.Table)
 				return &out, nil
 			}
 		case abi.HookInvoke:
@@ -219,7 +219,7 @@ func (vm *vendorModule) bind(sb *sandbox.Tenant, env *sandbox.HostEnv) *executor
 				if err := call(ctx, hook, in, &out); err != nil {
 					return nil, err
 				}
-				textCells(vm.cat, req.Capability, "", &out.Table)
+				vendorCells(vm.cat, req.Capability, "", &out.Table)
 				return &out, nil
 			}
 			invokes := vm.invokes
