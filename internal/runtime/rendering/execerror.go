@@ -22,6 +22,7 @@ var (
 		"[]interface {}", "a list",
 		"interface {}", "a value",
 		"rendering.integer", "a number",
+		"rendering.bigInt", "a number",
 		"float64", "a number",
 		"string", "a string",
 		"bool", "a boolean",

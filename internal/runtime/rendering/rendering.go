@@ -4,6 +4,7 @@
 package rendering
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"text/template"
 
 	"github.com/plasmd/plasmd/internal/engine/render"
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // Limits on one rendering.
@@ -39,6 +41,9 @@ func Parse(src string) (*Template, error) {
 		}
 		return "", nil
 	}}
+	for name, fn := range comparisonFuncMap {
+		funcs[name] = fn
+	}
 	t, err := template.New("t").Funcs(funcs).Option("missingkey=zero").Parse(src)
 	if err != nil {
 		return nil, render.ParseError(err)
@@ -50,8 +55,9 @@ func Parse(src string) (*Template, error) {
 }
 
 // Render executes t over rows (each a column → value map) and returns the
-// text. Integers reach the template as float64s (type integer) so that no
-// row value can drive a range loop, and print with all their digits.
+// text. Integers reach the template as float64s (type integer) or, beyond
+// ±2^53, as their digits (bigInt), so that no row value can drive a range
+// loop; they print with all their digits and compare exactly (compare.go).
 func (t *Template) Render(rows []map[string]any) (string, error) {
 	data := make([]any, len(rows))
 	for i, r := range rows {
@@ -73,9 +79,11 @@ func (t *Template) Render(rows []map[string]any) (string, error) {
 func safeValue(v any, depth int) any {
 	switch x := v.(type) {
 	case int64:
-		return intValue(x)
+		return integerValue(x)
 	case int:
-		return intValue(int64(x))
+		return integerValue(int64(x))
+	case json.Number:
+		return numberValue(x)
 	case []any:
 		if depth > 32 {
 			return nil
@@ -108,14 +116,21 @@ type integer float64
 
 func (n integer) String() string { return strconv.FormatInt(int64(n), 10) }
 
-// intValue is an int64 for the template: an integer within ±2^53, else its
-// digits as text, which a float64 would round (1234567890123456789 would
-// print as 1.2345678901234568e+18).
-func intValue(i int64) any {
-	if i >= -1<<53 && i <= 1<<53 {
-		return integer(i)
+// numberValue is a json.Number cell (the decoder carries an integer beyond
+// int64 so, and a sum beyond int64 is one) for the template: an integer as
+// integerValue gives it, however written; another number as a float64, or
+// its text when a float64 cannot hold it.
+func numberValue(n json.Number) any {
+	if d, integral, err := decimal.Integer(string(n)); integral && err == nil {
+		if i, err := strconv.ParseInt(d, 10, 64); err == nil {
+			return integerValue(i)
+		}
+		return bigInt(d)
 	}
-	return strconv.FormatInt(i, 10)
+	if f, err := strconv.ParseFloat(string(n), 64); err == nil {
+		return f
+	}
+	return string(n)
 }
 
 // limitWriter fails the rendering once MaxOutput bytes are written.
