@@ -1,6 +1,8 @@
 package viewtemplate
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -448,8 +450,14 @@ func (e *exprParser) primary() (expr, error) {
 	case tString:
 		return &litExpr{t.text}, nil
 	case tNumber:
-		if n, err := strconv.ParseInt(t.text, 10, 64); err == nil {
+		n, err := strconv.ParseInt(t.text, 10, 64)
+		if err == nil {
 			return &litExpr{n}, nil
+		}
+		if errors.Is(err, strconv.ErrRange) {
+			// An integer beyond int64 keeps its digits, as row cells do;
+			// a float64 would round it.
+			return &litExpr{json.Number(t.text)}, nil
 		}
 		f, err := strconv.ParseFloat(t.text, 64)
 		if err != nil {

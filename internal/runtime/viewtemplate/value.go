@@ -1,9 +1,14 @@
 package viewtemplate
 
 import (
+	"cmp"
 	"encoding/json"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // Text renders a value as Jinja prints it: none as "", booleans as
@@ -85,9 +90,11 @@ func number(f float64) any {
 }
 
 func equal(a, b any) bool {
-	if fa, ok := toFloat(a); ok {
-		fb, ok := toFloat(b)
-		return ok && fa == fb
+	if c, ok := compareNumbers(a, b); ok {
+		return c == 0
+	}
+	if _, ok := toFloat(a); ok {
+		return false // a number never equals a non-number
 	}
 	switch a.(type) {
 	case []any, map[string]any:
@@ -97,16 +104,8 @@ func equal(a, b any) bool {
 }
 
 func compare(a, b any) (int, bool) {
-	if fa, ok := toFloat(a); ok {
-		if fb, ok := toFloat(b); ok {
-			switch {
-			case fa < fb:
-				return -1, true
-			case fa > fb:
-				return 1, true
-			}
-			return 0, true
-		}
+	if c, ok := compareNumbers(a, b); ok {
+		return c, true
 	}
 	sa, aok := a.(string)
 	sb, bok := b.(string)
@@ -158,4 +157,54 @@ func toList(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// compareNumbers orders two numbers by exact value. Row cells carry an
+// integer beyond int64 as a json.Number of its digits; through a float64
+// 12345678901234567891 and 12345678901234567892 are one value, and an
+// int64 beyond 2^53 rounds too. Two int64s or two float64s compare
+// directly; other pairs through math/big, exactly.
+func compareNumbers(a, b any) (int, bool) {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(int64); ok {
+			return cmp.Compare(x, y), true
+		}
+	case float64:
+		if y, ok := b.(float64); ok && !math.IsNaN(x) && !math.IsNaN(y) {
+			return cmp.Compare(x, y), true
+		}
+	}
+	x, ok := exactNumber(a)
+	if !ok {
+		return 0, false
+	}
+	y, ok := exactNumber(b)
+	if !ok {
+		return 0, false
+	}
+	return x.Cmp(y), true
+}
+
+// exactNumber is v's exact value: an integer json.Number by its digits
+// (decimal.Integer bounds them, so 1e999999 is not expanded), another by
+// its float64, as toFloat reads it.
+func exactNumber(v any) (*big.Rat, bool) {
+	switch x := v.(type) {
+	case int:
+		return new(big.Rat).SetInt64(int64(x)), true
+	case int64:
+		return new(big.Rat).SetInt64(x), true
+	case float64:
+		r := new(big.Rat).SetFloat64(x) // nil for NaN and ±Inf
+		return r, r != nil
+	case json.Number:
+		if d, integral, err := decimal.Integer(string(x)); integral && err == nil {
+			return new(big.Rat).SetString(d)
+		}
+		if f, err := x.Float64(); err == nil {
+			return exactNumber(f)
+		}
+	}
+	return nil, false
 }
