@@ -27,6 +27,7 @@ import (
 
 	"github.com/plasmd/plasmd/guest/abi"
 	"github.com/plasmd/plasmd/internal/model/catalog"
+	"github.com/plasmd/plasmd/internal/model/decimal"
 )
 
 // MaxFill bounds the bytes of variable values one Fill substitutes; a
@@ -291,8 +292,8 @@ func (t *Template) lookup(vars map[string]any, name string) any {
 // crossed the ABI as JSON (numbers arrive as json.Number). Only values
 // whose text is certain are accepted: valid UTF-8 strings (JSON would
 // replace invalid bytes), booleans, integers exactly representable in an
-// int64 and in a float64, and json.Number integer literals of any size
-// (written digit for digit). Everything else declines.
+// int64 and in a float64, and json.Number integers of any size and form
+// (written as their canonical digits). Everything else declines.
 func scalar(v any) (string, bool) {
 	switch t := v.(type) {
 	case string:
@@ -314,16 +315,17 @@ func scalar(v any) (string, bool) {
 		}
 		return strconv.FormatInt(int64(t), 10), true
 	case json.Number:
-		if !plainInteger(string(t)) {
+		// An integer however written (1e3, 10.0, -0, 1.5e19) is its
+		// canonical digits, exactly as the guest's compiler writes it
+		// (cml.scalarText reads it with the same decimal package), so a
+		// call need not go to the guest for it. Anything else declines: a
+		// fraction, an integer too long to write (the guest refuses it),
+		// or text outside JSON's number grammar.
+		digits, integral, err := decimal.Integer(string(t))
+		if !integral || err != nil {
 			return "", false
 		}
-		i, err := strconv.ParseInt(string(t), 10, 64)
-		if err != nil {
-			// Beyond int64 (a big id the decoder carried exactly): the
-			// guest's compiler writes its digits as they are, too.
-			return string(t), true
-		}
-		return strconv.FormatInt(i, 10), true
+		return digits, true
 	}
 	return "", false
 }
@@ -413,23 +415,6 @@ func jsonNumber(s string) bool {
 		}
 	}
 	return s == ""
-}
-
-// plainInteger reports whether s is a JSON integer with no exponent,
-// fraction or leading zeros.
-func plainInteger(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
-	if s == "" || len(s) > 1 && s[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // PathSegment escapes one path variable. url.PathEscape leaves "." and

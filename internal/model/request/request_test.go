@@ -90,6 +90,8 @@ var values = []any{
 	42, int64(-7), int32(5), float64(3), float64(-0.0), float64(2.5), float64(1e21), float64(1 << 60),
 	json.Number("12"), json.Number("-3"), json.Number("1e3"), json.Number("012"), json.Number("9223372036854775808"),
 	json.Number("12345678901234567891"), json.Number("-9223372036854775809"), json.Number("1.5e19"), uint64(1<<63 + 5),
+	json.Number("10.0"), json.Number("-0"), json.Number("1E3"), json.Number("1.2345678901234567891e19"), json.Number("123456789012345678901e0"),
+	json.Number("2.5e0"), json.Number("1e-3"), json.Number("1e999999"), json.Number("-0.0"),
 	true, false, nil, []any{"x", "y"}, map[string]any{"a": 1}, uint8(9),
 }
 
