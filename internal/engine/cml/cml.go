@@ -57,6 +57,9 @@ func Compile(cat *catalog.Catalog, req *abi.CompileRequest) (*abi.CompiledReques
 		return nil, &abi.Error{Code: abi.CodeCompile,
 			Message: fmt.Sprintf("compile %s: not executable here: %s", cp.Name, cp.Unavailable)}
 	}
+	if aerr := checkIntegerParams(cat, cp, req.Vars); aerr != nil {
+		return nil, aerr
+	}
 	req = withIDVar(m, req)
 	req = withInput(cp, m, req)
 	req, aerr := splatScope(cat, cp, req)
