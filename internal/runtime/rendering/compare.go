@@ -1,6 +1,7 @@
 package rendering
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/big"
@@ -70,20 +71,49 @@ func quotedInteger(v reflect.Value) (*big.Rat, bool) {
 	return new(big.Rat).SetString(d)
 }
 
-// numbers reads a and b as numbers when both are, or when one is and the
-// other a quoted integer literal.
-func numbers(a, b reflect.Value) (x, y *big.Rat, ok bool) {
+// numericOrder orders a and b by value when both are numbers, or when one
+// is and the other a quoted integer literal.
+func numericOrder(a, b reflect.Value) (int, bool) {
+	if c, ok := sameKind(a, b); ok {
+		return c, true
+	}
 	x, xok := exact(a)
 	y, yok := exact(b)
 	switch {
 	case xok && yok:
-		return x, y, true
 	case xok:
 		y, yok = quotedInteger(b)
 	case yok:
 		x, xok = quotedInteger(a)
 	}
-	return x, y, xok && yok
+	if !xok || !yok {
+		return 0, false
+	}
+	return x.Cmp(y), true
+}
+
+// sameKind compares two ints or two floats (row integers within ±2^53
+// are floats) directly, without math/big: the common case, exact as it is.
+func sameKind(a, b reflect.Value) (int, bool) {
+	if !a.IsValid() || !b.IsValid() || a.Type() == bigIntType || b.Type() == bigIntType {
+		return 0, false
+	}
+	switch {
+	case isFloat(a) && isFloat(b):
+		x, y := a.Float(), b.Float()
+		if x != x || y != y {
+			return 0, false // NaN: exact refuses it
+		}
+		return cmp.Compare(x, y), true
+	case a.CanInt() && b.CanInt():
+		return cmp.Compare(a.Int(), b.Int()), true
+	}
+	return 0, false
+}
+
+func isFloat(v reflect.Value) bool {
+	k := v.Kind()
+	return k == reflect.Float64 || k == reflect.Float32
 }
 
 func indirect(v reflect.Value) reflect.Value {
@@ -119,8 +149,8 @@ func eq(arg1 reflect.Value, args ...reflect.Value) (bool, error) {
 }
 
 func equal(a, b reflect.Value) (bool, error) {
-	if x, y, ok := numbers(a, b); ok {
-		return x.Cmp(y) == 0, nil
+	if c, ok := numericOrder(a, b); ok {
+		return c == 0, nil
 	}
 	if !a.IsValid() || !b.IsValid() {
 		return !a.IsValid() && !b.IsValid(), nil // a missing value equals only another
@@ -160,8 +190,8 @@ func incompatible(a, b reflect.Value) error {
 // order compares a and b: numbers by value, strings as text.
 func order(a, b reflect.Value) (int, error) {
 	a, b = indirect(a), indirect(b)
-	if x, y, ok := numbers(a, b); ok {
-		return x.Cmp(y), nil
+	if c, ok := numericOrder(a, b); ok {
+		return c, nil
 	}
 	if !a.IsValid() || !b.IsValid() {
 		return 0, errBadComparison
