@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,6 +128,12 @@ func numberValue(n json.Number) any {
 	if big, ok := bigInteger(n); ok {
 		return big
 	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err == nil && math.Abs(f) < 1<<53 {
+		// Every integer below 2^53 is a float64 exactly, and one that
+		// reads as below it is below it: nothing to round here.
+		return f
+	}
 	if i, fits, integral := decimalInteger(string(n)); integral {
 		if !fits {
 			if digits, _, err := decimal.Integer(string(n)); err == nil {
@@ -138,7 +145,6 @@ func numberValue(n json.Number) any {
 			return i // 9007199254740993.0: a float64 holds only 9007199254740992
 		}
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
 		// Out-of-range magnitudes: keep the digits rather than lose them.
 		return string(n)

@@ -45,3 +45,32 @@ func BenchmarkUntypedNumbers(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkNumberValue reads untyped numbers: everyday forms, and an
+// integer beyond int64 written with an exponent (the form this reads
+// exactly now); "parse" is strconv.ParseFloat on the same literals, the
+// baseline.
+func BenchmarkNumberValue(b *testing.B) {
+	for _, set := range []struct {
+		name string
+		lits []json.Number
+	}{
+		{"common", []json.Number{"2.5", "12", "1e3", "-0.001", "123.456e2", "3.0"}},
+		{"bigexp", []json.Number{"1.2345678901234567891e19"}},
+	} {
+		b.Run(set.name+"/cell", func(b *testing.B) {
+			for b.Loop() {
+				for _, n := range set.lits {
+					_ = numberValue(n)
+				}
+			}
+		})
+		b.Run(set.name+"/parse", func(b *testing.B) {
+			for b.Loop() {
+				for _, n := range set.lits {
+					_, _ = n.Float64()
+				}
+			}
+		})
+	}
+}
