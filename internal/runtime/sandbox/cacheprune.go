@@ -77,6 +77,10 @@ func pruneCompiled(dir string, maxBytes int64, now time.Time) pruneResult {
 	var files []cachedFile
 	subs, _ := os.ReadDir(dir)
 	for _, sub := range subs {
+		if strings.HasPrefix(sub.Name(), ".plasmd-") {
+			res.leftover(filepath.Join(dir, sub.Name()), now)
+			continue
+		}
 		if !sub.IsDir() || !strings.HasPrefix(sub.Name(), "wazero-") {
 			continue
 		}
@@ -125,6 +129,22 @@ func (res *pruneResult) scan(dir string, now time.Time) []cachedFile {
 		files = append(files, f)
 	}
 	return files
+}
+
+// leftover removes what a plasmd process that died left at the top of
+// the cache directory (a write probe, a recompile's directory), once it
+// is older than cacheTmpAge; a younger one may be in use. RemoveAll
+// follows no symlink.
+func (res *pruneResult) leftover(path string, now time.Time) {
+	fi, err := os.Lstat(path)
+	if err != nil || now.Sub(fi.ModTime()) <= cacheTmpAge {
+		return
+	}
+	if os.RemoveAll(path) != nil {
+		res.failed++
+		return
+	}
+	res.removed++
 }
 
 func (res *pruneResult) remove(f cachedFile) {

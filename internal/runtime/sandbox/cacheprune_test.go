@@ -34,6 +34,12 @@ func layOut(t *testing.T, dir string, now time.Time, files []cacheFile) {
 		if err := os.Chtimes(p, at, at); err != nil {
 			t.Fatal(err)
 		}
+		// A directory written last with the file (a recompile's) is as old.
+		if top, _, nested := strings.Cut(f.path, "/"); nested {
+			if err := os.Chtimes(filepath.Join(dir, top), at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
@@ -120,6 +126,17 @@ func TestPruneCompiled(t *testing.T) {
 				{"wazero-v1-amd64-linux/f.456.tmp", 10, time.Minute},
 			},
 			want: []string{"wazero-v1-amd64-linux/f.456.tmp"},
+		},
+		{
+			name: "a dead process's probe file and recompile directory go, a live one's stay",
+			max:  -1,
+			files: []cacheFile{
+				{".plasmd-probe-1.tmp", 1, 2 * time.Hour},
+				{".plasmd-probe-2.tmp", 1, time.Minute},
+				{".plasmd-recompile-9/wazero-v1-amd64-linux/e", 10, 2 * time.Hour},
+				{".plasmd-recompile-8/wazero-v1-amd64-linux/e", 10, time.Minute},
+			},
+			want: []string{".plasmd-probe-2.tmp", ".plasmd-recompile-8/wazero-v1-amd64-linux/e"},
 		},
 		{
 			name: "only wazero's entries are the prune's",
