@@ -38,7 +38,7 @@ var wazeroMagic = []byte("WAZEVO")
 
 // checkCacheDir returns why dir cannot serve as the cache, or nil: every
 // directory plasmd writes in must be a writable directory only this user
-// can write (checkPrivateDir) and every entry it may read a readable
+// can write (checkPrivate, checkParents) and every entry it may read a readable
 // regular file starting with its format's magic.
 func checkCacheDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -53,7 +53,10 @@ func checkCacheDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if err := checkPrivateDir(dir, fi); err != nil {
+	if err := checkPrivate(dir, fi); err != nil {
+		return err
+	}
+	if err := checkParents(dir); err != nil {
 		return err
 	}
 	if err := probeWrite(dir); err != nil {
@@ -135,7 +138,12 @@ func checkEntries(dir string, magic []byte) error {
 // and any odd wazero entry, which wazero would open and block on, make
 // the cache unusable.
 func checkEntry(path string, magic []byte) error {
-	f, fi, err := openCacheEntry(path)
+	f, fi, err := openCacheEntry(path, oNoAtime)
+	if errors.Is(err, fs.ErrPermission) && oNoAtime != 0 {
+		// O_NOATIME is refused for another user's file; open it plainly,
+		// so the owner check below says whose it is.
+		f, fi, err = openCacheEntry(path, 0)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -153,6 +161,11 @@ func checkEntry(path string, magic []byte) error {
 			return nil
 		}
 		return fmt.Errorf("%s: not a cache entry (not a regular file)", path)
+	}
+	if err := checkPrivate(path, fi); err != nil {
+		// An entry others can rewrite in place is as open as a directory
+		// they can write (a memo entry's HMAC does not stop its owner).
+		return err
 	}
 	if magic == nil {
 		return nil
@@ -181,7 +194,7 @@ func checkWritableDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if err := checkPrivateDir(dir, fi); err != nil {
+	if err := checkPrivate(dir, fi); err != nil {
 		return err
 	}
 	return probeWrite(dir)
@@ -200,18 +213,47 @@ func probeWrite(dir string) error {
 	return errors.Join(err, os.Remove(name))
 }
 
-// checkPrivateDir refuses a directory another user owns or that group or
-// others may write: wazero's entries are machine code, checked only by a
-// CRC, so whoever can write the directory can have plasmd run their code
-// in place of a module's. The same rule as ssh's for its keys.
-func checkPrivateDir(dir string, fi fs.FileInfo) error {
+// checkPrivate refuses a directory or entry another user owns or that
+// group or others may write: wazero's entries are machine code, checked
+// only by a CRC, so whoever can write one, or the directory it is in, can
+// have plasmd run their code in place of a module's. The same rule as
+// ssh's for its keys.
+func checkPrivate(path string, fi fs.FileInfo) error {
 	if uid, ok := fileOwner(fi); ok && int(uid) != os.Geteuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to this process's uid %d: its owner could plant machine code plasmd would run", dir, uid, os.Geteuid())
+		return fmt.Errorf("%s belongs to uid %d, not to this process's uid %d: its owner could plant machine code plasmd would run", path, uid, os.Geteuid())
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("%s is writable by group or others (mode %04o): anyone who can write it could plant machine code plasmd would run; make it 0700", dir, perm)
+		return fmt.Errorf("%s is writable by group or others (mode %04o): anyone who can write it could plant machine code plasmd would run; make it 0700 (entries 0600)", path, perm)
 	}
 	return nil
+}
+
+// checkParents refuses a cache directory whose parents another user could
+// rename it out of and replace: a parent owned by someone other than this
+// user or root, or that group or others may write without the sticky bit
+// (/tmp has it). wazero opens entries by path at every compile, long after
+// the probe. The rule ssh applies to the directories above its keys.
+func checkParents(dir string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		uid, ok := fileOwner(fi)
+		switch {
+		case ok && uid != 0 && int(uid) != os.Geteuid():
+			return fmt.Errorf("%s, above the cache directory, belongs to uid %d: its owner could swap the cache for their own", p, uid)
+		case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0:
+			return fmt.Errorf("%s, above the cache directory, is writable by group or others without the sticky bit (mode %04o): anyone could swap the cache for their own", p, fi.Mode().Perm())
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+	}
 }
 
 // cacheFault reports whether a compile failed in wazero's file cache:
@@ -264,6 +306,7 @@ type recompiled struct {
 	config wazero.RuntimeConfig // the host's, without its cache
 	mu     sync.Mutex
 	rts    []wazero.Runtime
+	closed bool // the host closed: a heal finishing now closes its runtime
 }
 
 // recompile compiles wasm as above and returns it with its runtime.
@@ -295,6 +338,11 @@ func (h *Host) recompile(ctx context.Context, metered bool, wasm []byte) (wazero
 		return nil, nil, err
 	}
 	h.recompiled.mu.Lock()
+	if h.recompiled.closed {
+		h.recompiled.mu.Unlock()
+		_ = rt.Close(rctx)
+		return nil, nil, ErrClosed
+	}
 	h.recompiled.rts = append(h.recompiled.rts, rt)
 	h.recompiled.mu.Unlock()
 	if err := replaceEntries(tmp, h.cacheDir); err != nil {
@@ -339,6 +387,6 @@ func (r *recompiled) close(ctx context.Context) error {
 	for _, rt := range r.rts {
 		err = errors.Join(err, rt.Close(ctx))
 	}
-	r.rts = nil
+	r.rts, r.closed = nil, true
 	return err
 }

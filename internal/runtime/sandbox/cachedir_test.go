@@ -130,6 +130,25 @@ func TestCacheDirUnusableIgnored(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"entry writable by others", false, func(t *testing.T, dir string) {
+			if err := os.Chmod(populateCache(t, dir)[0], 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"entry owned by another user", false, func(t *testing.T, dir string) {
+			if !isRoot() {
+				t.Skip("only root can give a file away")
+			}
+			if err := os.Chown(populateCache(t, dir)[0], 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"parent writable by others without the sticky bit", false, func(t *testing.T, dir string) {
+			populateCache(t, dir)
+			if err := os.Chmod(filepath.Dir(dir), 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"wazero dir is a symlink", false, func(t *testing.T, dir string) {
 			wdir := filepath.Dir(populateCache(t, dir)[0])
 			elsewhere := filepath.Join(t.TempDir(), "w")
@@ -199,6 +218,47 @@ func TestCacheDirUnusableIgnored(t *testing.T) {
 				t.Errorf("more than the one report:\n%s", out)
 			}
 		})
+	}
+}
+
+// A parent others may write is fine with the sticky bit (as /tmp has it):
+// they cannot rename this user's directory out of it.
+func TestCacheDirStickyParentUsable(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(parent, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCacheDir(filepath.Join(parent, "cache")); err != nil {
+		t.Fatalf("refused a cache under a sticky shared parent: %v", err)
+	}
+}
+
+// The start-up probe reads every entry's header without marking it read:
+// otherwise every entry would look used today to the prune, and neither
+// the 30-day age nor the least-recently-used order would mean anything
+// (review finding).
+func TestProbeLeavesAccessTime(t *testing.T) {
+	if oNoAtime == 0 {
+		t.Skip("access times are not read on this platform")
+	}
+	dir := t.TempDir()
+	entry := populateCache(t, dir)[0]
+	then := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(entry, then, then); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCacheDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := lastUse(fi); !used.Equal(then) {
+		t.Errorf("the probe moved the entry's last use from %v to %v", then, used)
 	}
 }
 

@@ -413,7 +413,7 @@ func (m *meterMemo) touch(entry string) {
 // is read), and nothing past limit is read, so a planted /dev/zero or a
 // huge file costs neither a hang nor the host's memory.
 func readMemoEntry(path string, limit int64) ([]byte, error) {
-	f, fi, err := openCacheEntry(path)
+	f, fi, err := openCacheEntry(path, 0) // a real use: its access time counts
 	if err != nil {
 		return nil, err
 	}
@@ -437,9 +437,10 @@ func readMemoEntry(path string, limit int64) ([]byte, error) {
 // openCacheEntry opens a cache entry (a wazero entry or a memo entry) as
 // whoever could write the cache directory may have left it: a symlink is
 // not followed (ELOOP) and a FIFO does not block (O_NONBLOCK), so the
-// caller can look at the file's kind before reading a byte.
-func openCacheEntry(path string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// caller can look at the file's kind before reading a byte. flag adds to
+// the open's flags (the probe's oNoAtime).
+func openCacheEntry(path string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|flag, 0)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,11 +15,7 @@ func accessTime(fi fs.FileInfo) (time.Time, bool) {
 	return time.Unix(st.Atim.Sec, st.Atim.Nsec), true
 }
 
-// fileOwner is fi's owning user id, when the platform reports one.
-func fileOwner(fi fs.FileInfo) (uint32, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Uid, true
-}
+// oNoAtime opens a file without marking it read: the start-up probe reads
+// every entry's header, and would otherwise make each look used today to
+// the prune (cacheprune.go).
+const oNoAtime = syscall.O_NOATIME
