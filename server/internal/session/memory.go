@@ -69,6 +69,8 @@ type Memory struct {
 	// (memory_commits.go, memory_operations.go), created on first use.
 	commits map[commitScope]map[int]PlanCommit
 	ops     map[opScope]map[int]Operation
+	// leases are operation owner leases (memory_oplease.go).
+	leases map[OpRef]memLease
 	// expired holds sessions dropped under the lock, reported to OnExpire
 	// by unlock.
 	expired []Execute
@@ -171,6 +173,7 @@ func (m *Memory) unlock() {
 
 func (m *Memory) sweepLocked(now time.Time) {
 	m.lastSweep = now
+	m.sweepLeasesLocked(now)
 	var dead []Execute
 	for _, e := range m.execs {
 		if now.Sub(e.LastUsed) > m.ttl {

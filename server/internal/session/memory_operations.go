@@ -89,6 +89,7 @@ func (m *Memory) UpdateOperation(_ context.Context, op Operation) error {
 		return nil
 	}
 	op.CancelRequested = op.CancelRequested || old.CancelRequested
+	op.Calls = max(op.Calls, old.Calls)
 	op.Created, op.Updated = old.Created, now
 	byN[op.N] = op
 	return nil

@@ -65,9 +65,13 @@ type Operations interface {
 	StartOperation(ctx context.Context, op Operation, max int) error
 	GetOperation(ctx context.Context, tenant, scope string, n int) (Operation, error)
 	// UpdateOperation stores progress or a new state. A recorded cancel
-	// request is never cleared, and a final state is never left.
+	// request is never cleared, a final state is never left, and the call
+	// count never goes down (progress writes may land out of order, and a
+	// waiter recording a dead owner's end may hold an older count).
 	UpdateOperation(ctx context.Context, op Operation) error
 	// RequestCancel marks an unfinished operation for cancellation and
 	// returns it; a finished one is returned unchanged.
 	RequestCancel(ctx context.Context, tenant, scope string, n int) (Operation, error)
+	// Owner leases of running operations (oplease.go).
+	OpLeases
 }

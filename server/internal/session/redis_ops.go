@@ -123,8 +123,8 @@ func (r *Redis) GetOperation(ctx context.Context, tenant, scope string, n int) (
 
 // updateOp: KEYS docs, running; ARGV n, new doc, new state final (0/1),
 // cancel (0/1: set cancel_requested), retention ms. Keeps a recorded
-// cancel request and never leaves a final state. Returns the stored doc,
-// or 0 when there is none.
+// cancel request and the higher call count, and never leaves a final
+// state. Returns the stored doc, or 0 when there is none.
 var updateOp = redis.NewScript(`
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if not old then return 0 end
@@ -140,6 +140,7 @@ if ARGV[4] == '1' then
 else
   n = cjson.decode(ARGV[2])
   if o.cancel_requested then n.cancel_requested = true end
+  if (o.calls or 0) > (n.calls or 0) then n.calls = o.calls end
   n.created = o.created
 end
 local doc = cjson.encode(n)

@@ -50,6 +50,8 @@ func TestStoreContract(t *testing.T) {
 		{"retention", contractRetention},
 		{"plan commits", contractCommits},
 		{"operations", contractOperations},
+		{"operation calls never drop", contractCallsNeverDrop},
+		{"operation leases", contractLeases},
 	}
 	for name, mk := range makers() {
 		t.Run(name, func(t *testing.T) {
