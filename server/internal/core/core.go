@@ -116,7 +116,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		tracer:    o.Tracer,
 		bus:       o.Bus,
 		symbols:   newSymbolCache(symbolCacheSize),
-		ops:       newOpRunner(o.Metrics, o.OperationTimeout, o.OperationWait),
+		ops:       newOpRunner(o.Metrics, o.Store, o.Logger, o.OperationTimeout, o.OperationWait),
 	}, nil
 }
 

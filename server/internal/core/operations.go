@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -60,6 +61,8 @@ type opRunner struct {
 	wg            sync.WaitGroup
 	// poll is how often wait(…) rereads an operation another process runs.
 	poll time.Duration
+	// leases keeps this process's operation owner leases (oplease.go).
+	leases *leaseKeeper
 
 	mu   sync.Mutex
 	done map[opKey]chan struct{} // closed when a local worker finishes
@@ -73,8 +76,9 @@ type opKey struct {
 	n             int
 }
 
-// newOpRunner registers the operation metrics on reg (nil: unregistered).
-func newOpRunner(reg prometheus.Registerer, timeout, wait time.Duration) *opRunner {
+// newOpRunner registers the operation metrics on reg (nil: unregistered);
+// leases go to store.
+func newOpRunner(reg prometheus.Registerer, store session.OpLeases, log *slog.Logger, timeout, wait time.Duration) *opRunner {
 	if timeout <= 0 {
 		timeout = defaultOpTimeout
 	}
@@ -84,6 +88,7 @@ func newOpRunner(reg prometheus.Registerer, timeout, wait time.Duration) *opRunn
 	base, stop := context.WithCancelCause(context.Background())
 	r := &opRunner{
 		timeout: timeout, wait: wait, base: base, stop: stop, done: map[opKey]chan struct{}{}, poll: 200 * time.Millisecond,
+		leases:  newLeaseKeeper(store, log),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "plasmd_operations_running", Help: "Long operations working now."}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plasmd_operations_total",
 			Help: "Long operations that stopped, by final state."}, []string{"state"}),
@@ -97,10 +102,12 @@ func newOpRunner(reg prometheus.Registerer, timeout, wait time.Duration) *opRunn
 // errProcessEnded is why workers stop when their process shuts down.
 var errProcessEnded = errors.New("the plasmd process running it shut down")
 
-// close cancels every worker and waits for them.
+// close cancels every worker and waits for them; each records its end
+// and deletes its lease, then lease renewal stops.
 func (r *opRunner) close() {
 	r.stop(errProcessEnded)
 	r.wg.Wait()
+	r.leases.close()
 }
 
 // drain waits until no worker runs or ctx ends, and returns how many
@@ -251,7 +258,18 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 	op := session.Operation{Tenant: t.ID, Scope: sc.scope(), N: n, Handle: fmt.Sprintf("%s_o%d", sc.Ref, n),
 		Program: program, Summary: p.Summary, Verdict: p.Verdict, State: session.OpAccepted,
 		Owner: ownerIdentity(), Deadline: time.Now().Add(s.ops.timeout).UTC()}
+	r := s.ops
+	// The lease exists before the record, so no waiter ever finds the
+	// record without it; a worker that loses it stops (errLeaseLost).
+	ref := session.OpRef{Tenant: t.ID, Scope: sc.scope(), N: n}
+	wctx, lost := context.WithCancelCause(r.base)
+	if err := r.leases.take(ctx, ref, lost); err != nil {
+		lost(nil)
+		return nil, err
+	}
 	if err := s.store.StartOperation(ctx, op, maxRunningOps); err != nil {
+		r.leases.release(context.WithoutCancel(ctx), ref)
+		lost(nil)
 		if errors.Is(err, session.ErrTooManyOperations) {
 			pr := problem.New(http.StatusTooManyRequests, "too_many_operations",
 				fmt.Sprintf("this session already has %d unfinished operations", maxRunningOps))
@@ -260,7 +278,6 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 		}
 		return nil, err
 	}
-	r := s.ops
 	key := opKey{t.ID, sc.scope(), n}
 	done := make(chan struct{})
 	r.mu.Lock()
@@ -268,14 +285,16 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 	r.mu.Unlock()
 	r.wg.Add(1)
 	r.running.Inc()
-	go s.work(t, sc, op, p, done)
+	go s.work(wctx, t, sc, op, p, done)
 	return &Answer{Op: &op, Text: ProgressText(op)}, nil
 }
 
 // work runs one operation to its end and records the outcome. It never
-// outlives the runner (App.Close) or the operation timeout.
-func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *plan.Plan, done chan struct{}) {
+// outlives the runner (App.Close), the operation timeout or its lease
+// (base is cancelled with errLeaseLost when a renewal finds it gone).
+func (s *Service) work(base context.Context, t *tenant.Tenant, sc RunScope, op session.Operation, p *plan.Plan, done chan struct{}) {
 	r := s.ops
+	ref := session.OpRef{Tenant: op.Tenant, Scope: op.Scope, N: op.N}
 	defer func() {
 		r.mu.Lock()
 		delete(r.done, opKey{op.Tenant, op.Scope, op.N})
@@ -283,7 +302,7 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 		close(done)
 		r.wg.Done()
 	}()
-	ctx, cancel := context.WithTimeout(r.base, r.timeout)
+	ctx, cancel := context.WithTimeout(base, r.timeout)
 	defer cancel()
 	op.State = session.OpRunning
 	s.updateOp(ctx, &op)
@@ -300,6 +319,11 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 			}
 			if cur.CancelRequested {
 				return errOpCancelled
+			}
+			if cur.Final() {
+				// A waiter elsewhere found the lease gone and recorded
+				// the end: calls now would be unaccounted for.
+				return errLeaseLost
 			}
 			return nil
 		},
@@ -322,9 +346,11 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 	case errors.Is(err, errOpCancelled):
 		op.State = session.OpCancelled
 	case context.Cause(r.base) != nil:
-		op.State, op.Error = session.OpFailed, partialRun(context.Cause(r.base).Error(), op.Calls)
+		op.State, op.Error = session.OpFailed, partialRun(context.Cause(r.base).Error())
+	case errors.Is(context.Cause(base), errLeaseLost) || errors.Is(err, errLeaseLost):
+		op.State, op.Error = session.OpFailed, partialRun(errLeaseLost.Error())
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		op.State, op.Error = session.OpFailed, partialRun(fmt.Sprintf("it reached its time limit (%s)", r.timeout), op.Calls)
+		op.State, op.Error = session.OpFailed, partialRun(fmt.Sprintf("it reached its time limit (%s)", r.timeout))
 	default:
 		op.State, op.Error = session.OpFailed, problem.From(err).Detail
 	}
@@ -332,8 +358,12 @@ func (s *Service) work(t *tenant.Tenant, sc RunScope, op session.Operation, p *p
 	// (wait, another replica) also sees it in /metrics.
 	r.running.Dec()
 	r.finished.WithLabelValues(op.State).Inc()
-	// Record the end even if the run's context ended (timeout, shutdown).
-	s.updateOp(context.WithoutCancel(ctx), &op)
+	// Record the end even if the run's context ended (timeout, shutdown),
+	// then drop the lease: the other order would let a waiter find no
+	// lease beside a "running" record.
+	end := context.WithoutCancel(ctx)
+	s.updateOp(end, &op)
+	r.leases.release(end, ref)
 }
 
 func (s *Service) updateOp(ctx context.Context, op *session.Operation) {
@@ -378,47 +408,74 @@ func (s *Service) waitOp(ctx context.Context, t *tenant.Tenant, sc RunScope, n i
 
 // partialRun is the error of an operation stopped from outside its
 // program: it names why and says the result is partial, never a result.
-func partialRun(why string, calls int) string {
-	return fmt.Sprintf("%s before the operation finished: a partial run, not a result. %d backend calls had completed "+
-		"and a call in flight may also have reached the backend; their effects stay (a mutation may be partly applied) "+
-		"and the rest of the program did not run", why, calls)
+// It carries no call count: the record's own count (shown beside it as
+// "failed after N calls", and in the operation document) is the one that
+// stays current, where a number written into this text could be read
+// before the last calls landed.
+func partialRun(why string) string {
+	return why + " before the operation finished: a partial run, not a result. The backend calls counted for it had " +
+		"completed and a call in flight may also have reached the backend; their effects stay (a mutation may be partly " +
+		"applied) and the rest of the program did not run"
 }
 
-// graceAfterDeadline is how long past its deadline an operation another
-// process runs may go on recording its end before wait calls it lost.
-const graceAfterDeadline = time.Minute
+// ownerLost says why an unfinished operation another process owns is
+// judged ownerless, or "" while its owner is judged alive. The judgment
+// is the lease's, so the store's clock alone decides (oplease.go). /proc
+// only shortens the wait on the same machine: an owner it sees gone
+// whose lease has also gone unrenewed for half its TTL (two and a half
+// renewals) is gone. A lease still being renewed overrules /proc, which
+// a VM clone sharing the boot id would fool.
+func (s *Service) ownerLost(ctx context.Context, op session.Operation) (string, error) {
+	l, err := s.store.GetOpLease(ctx, session.OpRef{Tenant: op.Tenant, Scope: op.Scope, N: op.N})
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return "the plasmd process running it ended (its lease in the shared store expired unrenewed: " +
+			"it was closed or killed, or lost the store)", nil
+	case err != nil:
+		return "", fmt.Errorf("operation %s: read its owner's lease: %w", op.Handle, err)
+	}
+	if op.Owner != "" && l.TTL-l.Left > l.TTL/2 && ownerGone(op.Owner) {
+		return "the plasmd process running it ended (it was closed or killed)", nil
+	}
+	return "", nil
+}
 
 // waitElsewhere holds wait(…) on an operation another process runs (a
 // replica, or the previous one-shot stdio process) by rereading the store
-// until it ends or the wait time passes. An operation whose process is
-// gone (see opowner.go) or that outlived its deadline is recorded failed,
-// saying so, instead of answering "running" for ever.
+// until it ends or the wait time passes. An operation whose owner is gone
+// (ownerLost) is recorded failed, saying so, instead of answering
+// "running" for ever.
 func (s *Service) waitElsewhere(ctx context.Context, t *tenant.Tenant, sc RunScope, op session.Operation) (session.Operation, error) {
 	r := s.ops
-	until := time.Now().Add(r.wait)
+	timer := time.NewTimer(r.wait)
+	defer timer.Stop()
 	for {
-		lost := ""
-		switch {
-		case op.Owner != "" && ownerGone(op.Owner):
-			lost = "the plasmd process running it ended (it was closed or killed)"
-		case !op.Deadline.IsZero() && time.Now().After(op.Deadline.Add(graceAfterDeadline)):
-			lost = "the plasmd process running it did not record an end within its time limit (it was probably closed or killed)"
+		if ctx.Err() != nil {
+			// The caller went: answer what was read, not a store error.
+			return op, nil
+		}
+		lost, err := s.ownerLost(ctx, op)
+		if err != nil {
+			return op, err
 		}
 		if lost != "" {
-			op.State, op.Error = session.OpFailed, partialRun(lost, op.Calls)
+			op.State, op.Error = session.OpFailed, partialRun(lost)
+			// The store keeps a final state the worker recorded first,
+			// and the higher call count.
 			if err := s.store.UpdateOperation(ctx, op); err != nil {
 				return op, err
 			}
-			// The worker may have recorded its end first: the store keeps it.
 			return s.getOp(ctx, t, sc, op.N)
 		}
-		if !time.Now().Before(until) {
-			return op, nil
-		}
+		poll := time.NewTimer(r.poll)
 		select {
 		case <-ctx.Done():
+			poll.Stop()
 			return op, nil
-		case <-time.After(r.poll):
+		case <-timer.C:
+			poll.Stop()
+			return op, nil
+		case <-poll.C:
 		}
 		cur, err := s.getOp(ctx, t, sc, op.N)
 		if err != nil || cur.Final() {
