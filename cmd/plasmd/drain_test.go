@@ -264,7 +264,15 @@ func TestStdioOperationOutlivesClient(t *testing.T) {
 			g.open()
 
 			third := startStdio(t, bin, args)
-			out, _ = third.call(t, "plasm_run", map[string]any{"logical_session_ref": ref, "program": "wait(" + m[1] + ")"})
+			// A killed owner is judged gone once its lease has gone
+			// unrenewed for half its TTL (5 s) as well, so a wait that
+			// began sooner answers "running"; wait again until it ends.
+			for {
+				out, _ = third.call(t, "plasm_run", map[string]any{"logical_session_ref": ref, "program": "wait(" + m[1] + ")"})
+				if !strings.Contains(out, "`"+m[1]+"` running") && !strings.Contains(out, "`"+m[1]+"` accepted") {
+					break
+				}
+			}
 			for _, w := range want {
 				w = strings.ReplaceAll(w, "s0_o1", m[1])
 				if !strings.Contains(out, w) {

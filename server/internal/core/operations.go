@@ -30,7 +30,9 @@ import (
 // result; cancel(sN_oM) stops it before its next backend call (completed
 // writes stay). Operation records live in the session store; the worker
 // goroutine lives on the replica that started it and reads cancel requests
-// from the store, so wait and cancel work from any connection or replica.
+// from the store, so wait and cancel work from any connection or replica;
+// it keeps a lease in the store while it runs (oplease.go), which is how
+// another process tells a live owner from a dead one.
 
 const (
 	// maxRunningOps bounds the unfinished operations of one session.

@@ -19,8 +19,9 @@ import (
 // its owner: the kernel boot, the pid namespace, the pid and the process's
 // start time; a process on the same machine and namespace can then tell
 // from /proc that the owner is gone (a reused pid has another start time).
-// Elsewhere (another machine, another namespace, no /proc) only the
-// operation's deadline tells.
+// That is only a shortcut: the judgment is the owner's lease in the shared
+// store (oplease.go), and /proc is believed only once the lease has also
+// gone unrenewed for half its TTL, since a VM clone shares the boot id.
 
 // ownerIdentity is this process's owner string, or "" without /proc.
 var ownerIdentity = sync.OnceValue(func() string {

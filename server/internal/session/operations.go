@@ -40,9 +40,11 @@ type Operation struct {
 	// RunN is the run artifact (r/N in the scope) holding the result.
 	RunN  int    `json:"run_n,omitempty"`
 	Error string `json:"error,omitempty"`
-	// Owner names the process running the worker (see core's opowner.go),
-	// so another process can tell a worker that died from a slow one;
-	// Deadline is when the worker's own time limit ends it.
+	// Owner names the process running the worker (see core's opowner.go);
+	// whether it is alive is judged by its lease (OpLeases), on the
+	// store's clock. Deadline is when the worker's own time limit ends it,
+	// on the owner's clock: informative, never compared with another
+	// process's clock.
 	Owner    string    `json:"owner,omitempty"`
 	Deadline time.Time `json:"deadline,omitempty"`
 	Created  time.Time `json:"created"`
