@@ -287,16 +287,18 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 	r.mu.Unlock()
 	r.wg.Add(1)
 	r.running.Inc()
-	go s.work(wctx, t, sc, op, p, done)
+	go s.work(wctx, lost, t, sc, op, p, done)
 	return &Answer{Op: &op, Text: ProgressText(op)}, nil
 }
 
 // work runs one operation to its end and records the outcome. It never
 // outlives the runner (App.Close), the operation timeout or its lease
 // (base is cancelled with errLeaseLost when a renewal finds it gone).
-func (s *Service) work(base context.Context, t *tenant.Tenant, sc RunScope, op session.Operation, p *plan.Plan, done chan struct{}) {
+// stop releases base when the worker ends.
+func (s *Service) work(base context.Context, stop context.CancelCauseFunc, t *tenant.Tenant, sc RunScope, op session.Operation, p *plan.Plan, done chan struct{}) {
 	r := s.ops
 	ref := session.OpRef{Tenant: op.Tenant, Scope: op.Scope, N: op.N}
+	defer stop(nil)
 	defer func() {
 		r.mu.Lock()
 		delete(r.done, opKey{op.Tenant, op.Scope, op.N})
