@@ -259,7 +259,7 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 	}
 	op := session.Operation{Tenant: t.ID, Scope: sc.scope(), N: n, Handle: fmt.Sprintf("%s_o%d", sc.Ref, n),
 		Program: program, Summary: p.Summary, Verdict: p.Verdict, State: session.OpAccepted,
-		Owner: ownerIdentity(), Deadline: time.Now().Add(s.ops.timeout).UTC()}
+		Owner: ownerIdentity(), Deadline: time.Now().Add(s.ops.timeout).UTC(), Leased: true}
 	r := s.ops
 	// The lease exists before the record, so no waiter ever finds the
 	// record without it; a worker that loses it stops (errLeaseLost).
@@ -430,6 +430,9 @@ func partialRun(why string) string {
 // renewals) is gone. A lease still being renewed overrules /proc, which
 // a VM clone sharing the boot id would fool.
 func (s *Service) ownerLost(ctx context.Context, op session.Operation) (string, error) {
+	if !op.Leased {
+		return legacyOwnerLost(op, time.Now()), nil
+	}
 	l, err := s.store.GetOpLease(ctx, session.OpRef{Tenant: op.Tenant, Scope: op.Scope, N: op.N})
 	switch {
 	case errors.Is(err, session.ErrNotFound):
@@ -442,6 +445,25 @@ func (s *Service) ownerLost(ctx context.Context, op session.Operation) (string, 
 		return "the plasmd process running it ended (it was closed or killed)", nil
 	}
 	return "", nil
+}
+
+// legacyGrace is how long past its deadline an operation a plasmd from
+// before leases runs may go on recording its end before it is judged
+// lost: that plasmd's own rule, so a rolling upgrade neither fails its
+// live operations (they have no lease) nor waits on dead ones for ever.
+const legacyGrace = time.Minute
+
+// legacyOwnerLost judges an operation whose record has no lease by that
+// plasmd's rule: its process seen gone here, or its deadline (on its
+// owner's clock) a minute past on this one.
+func legacyOwnerLost(op session.Operation, now time.Time) string {
+	switch {
+	case op.Owner != "" && ownerGone(op.Owner):
+		return "the plasmd process running it ended (it was closed or killed)"
+	case !op.Deadline.IsZero() && now.After(op.Deadline.Add(legacyGrace)):
+		return "the plasmd process running it did not record an end within its time limit (it was probably closed or killed)"
+	}
+	return ""
 }
 
 // waitElsewhere holds wait(…) on an operation another process runs (a

@@ -118,6 +118,9 @@ func TestWaitElsewhere(t *testing.T) {
 		state     string
 		says      []string
 		needProc  bool
+		// legacy: the record is from a plasmd before leases (no Leased);
+		// ahead: its deadline is still ahead (else a day past).
+		legacy, ahead bool
 	}{
 		{name: "owner alive, deadline long past on the waiter's clock", lease: "alive", owner: "other-boot/pid:[1]/7/1",
 			stored: session.OpRunning, wait: short, state: session.OpRunning},
@@ -135,6 +138,11 @@ func TestWaitElsewhere(t *testing.T) {
 			stored: session.OpDone, wait: long, state: session.OpDone},
 		{name: "context cancelled", lease: "alive", owner: "x", cancelled: true,
 			stored: session.OpRunning, wait: long, state: session.OpRunning},
+		{name: "a pre-lease record within its deadline is alive (rolling upgrade)", lease: "none", owner: "other-boot/pid:[1]/7/1",
+			legacy: true, ahead: true, stored: session.OpRunning, wait: short, state: session.OpRunning},
+		{name: "a pre-lease record past its deadline is lost", lease: "none", owner: "other-boot/pid:[1]/7/1",
+			legacy: true, stored: session.OpRunning, wait: long, state: session.OpFailed,
+			says: []string{"did not record an end within its time limit", "partial run, not a result"}},
 	}
 	stores := map[string]func(t *testing.T) waitStore{"memory": memoryWaitStore, "redis": redisWaitStore}
 	for sname, mk := range stores {
@@ -154,9 +162,13 @@ func TestWaitElsewhere(t *testing.T) {
 					ref := session.OpRef{Tenant: "A", Scope: "L", N: i + 1}
 					// The waiter's copy was read before the last calls
 					// landed: 3 calls, where the store has 5.
+					deadline := time.Now().Add(-24 * time.Hour)
+					if tc.ahead {
+						deadline = time.Now().Add(24 * time.Hour)
+					}
 					op := session.Operation{Tenant: "A", Scope: "L", N: ref.N, Handle: fmt.Sprintf("s0_o%d", ref.N),
 						Program: "e1", State: session.OpRunning, Calls: 3, Owner: tc.owner,
-						Deadline: time.Now().Add(-24 * time.Hour)}
+						Deadline: deadline, Leased: !tc.legacy}
 					if err := ws.store.StartOperation(ctx, op, maxRunningOps); err != nil {
 						t.Fatal(err)
 					}

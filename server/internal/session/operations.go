@@ -47,8 +47,12 @@ type Operation struct {
 	// process's clock.
 	Owner    string    `json:"owner,omitempty"`
 	Deadline time.Time `json:"deadline,omitempty"`
-	Created  time.Time `json:"created"`
-	Updated  time.Time `json:"updated"`
+	// Leased says the owner keeps a lease for it. A record without it
+	// was written by a plasmd from before leases (a rolling upgrade) and
+	// is judged by its owner's deadline, as that plasmd judged it.
+	Leased  bool      `json:"leased,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // Final reports whether the operation has stopped.
