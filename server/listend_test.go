@@ -186,13 +186,16 @@ func checkListEnd(t *testing.T, f *fixture, path string, tests []listEndCase, he
 }
 
 // TestListPageWithoutItsKey: a page answering 200 without the key its list
-// is declared under, or with null there, beside an error sign (a
-// rate-limit notice, Slack's {"ok":false,…}, GraphQL's errors) is refused,
-// on the first page and on a later one, naming the expected path, the keys
-// present and the backend's error text. Before, the first page was read as
-// no rows and a later one ended the list: a prefix answered as the whole
-// list. Without an error sign a missing key is an empty page (Gmail
-// answers an empty search {"resultSizeEstimate":0}), as a null list is.
+// is declared under, or with null or an empty list there, beside an error
+// sign (a rate-limit notice, Slack's {"ok":false,…}, GraphQL's errors,
+// success: false, JSend's status, WeChat's errcode, AWS's Error) is
+// refused, on the first page and on a later one, naming the expected path,
+// the keys present and the backend's error text. Before, the first page
+// was read as no rows and a later one ended the list: a prefix answered as
+// the whole list. A later page without its key is refused even without a
+// sign; on a first page a missing key is an empty answer (Gmail answers
+// an empty search {"resultSizeEstimate":0}), and a null list is an empty
+// page on any page.
 func TestListPageWithoutItsKey(t *testing.T) {
 	limited := listEndPage{body: `{"error":"rate limited"}`}
 	backend := listEndBackend(t, map[string][]listEndPage{
@@ -203,6 +206,12 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		"/nx?emp":   {{body: `{"data":[]}`}},
 		"/nx?gm1":   {{body: `{"resultSizeEstimate":0}`}},
 		"/nx?gm2":   {{ids: []int{1, 2}}, {body: `{"resultSizeEstimate":0}`}},
+		"/nx?suc":   {{ids: []int{1, 2}}, {body: `{"success":false,"message":"Too many requests"}`}},
+		"/nx?jsd":   {{ids: []int{1, 2}}, {body: `{"status":"error","message":"quota exceeded"}`}},
+		"/nx?wcq":   {{ids: []int{1, 2}}, {body: `{"errcode":45009,"errmsg":"reach max api daily quota limit"}`}},
+		"/nx?aws":   {{ids: []int{1, 2}}, {body: `{"Error":{"Code":"Throttling"}}`}},
+		"/nx?slke":  {{ids: []int{1, 2}}, {body: `{"ok":false,"error":"ratelimited","data":[]}`}},
+		"/nx?err0":  {{ids: []int{1, 2}}, {body: `{"error":0,"data":null}`}},
 		"/nx?slk":   {{ids: []int{1, 2}}, {body: `{"ok":false,"error":"ratelimited","data":null}`}},
 		"/nx?gql":   {{ids: []int{1}}, {body: `{"data":null,"errors":[{"status":"429","detail":"slow down"}]}`}},
 		"/ip?ok":    {{ids: []int{1, 2}}, {ids: []int{3}}},
@@ -216,7 +225,13 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		{`Nx{set="nul"}.sort(id)[id]`, "1 2"},
 		{`Nx{set="emp"}.aggregate(n=count)`, "0"},
 		{`Nx{set="gm1"}.aggregate(n=count)`, "0"},
-		{`Nx{set="gm2"}.sort(id)[id]`, "1 2"},
+		{`Nx{set="gm2"}.sort(id)[id]`, `refused:a later page of the list, has no \"data\" at the top level (its keys: resultSizeEstimate)`},
+		{`Nx{set="suc"}.sort(id)[id]`, `refused:success: false, message: \"Too many requests\"`},
+		{`Nx{set="jsd"}.sort(id)[id]`, `refused:status: \"error\"`},
+		{`Nx{set="wcq"}.sort(id)[id]`, `refused:reach max api daily quota limit`},
+		{`Nx{set="aws"}.sort(id)[id]`, `refused:Throttling`},
+		{`Nx{set="slke"}.sort(id)[id]`, `refused:the list at data is empty beside an error sign`},
+		{`Nx{set="err0"}.sort(id)[id]`, "1 2"},
 		{`Nx{set="slk"}.sort(id)[id]`, `refused:has null at data (its keys: data, error, ok) beside an error sign (error: \"ratelimited\")`},
 		{`Nx{set="gql"}.aggregate(n=count)`, `refused:slow down`},
 		{`Nx{set="miss1"}.sort(id)[id]`, `refused:has no \"data\" at the top level (its keys: error)`},

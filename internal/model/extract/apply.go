@@ -107,7 +107,7 @@ func (a *applier) decode(body []byte) (*abi.DecodeResponse, *abi.Error) {
 	}
 	r := a.s.Response
 	doc = preprocess(doc, r, a.req.Vars)
-	items, err := selectItems(doc, r, a.s.Read)
+	items, err := selectItems(doc, r, a.s.Read, laterPage(a.s.Paging, a.req.Page))
 	if wrapsScalar(doc, r) {
 		items, err = []any{doc}, nil // Plasm's wrap_root_scalar
 	}

@@ -13,9 +13,10 @@ import (
 // its list is declared under, or a null there, beside an error sign
 // (error, errors, fault, ok: false) is refused, naming the expected path,
 // the keys present and the backend's error text, on the first page as on
-// later ones (the decoder does not know which page it reads). Without an
-// error sign a missing key (Gmail's {"resultSizeEstimate":0}), an empty
-// list or a null in its place or on the way to it is an empty page; a
+// later ones. Without an error sign, on a first page (these requests carry
+// no paging state), a missing key (Gmail's {"resultSizeEstimate":0}), an
+// empty list or a null in its place or on the way to it is an empty page
+// (laterpage_test.go has later pages); a
 // mutation's answer and a single object read a missing key as nothing.
 func TestListPageWithoutItsList(t *testing.T) {
 	data := &catalog.Response{ItemsPath: []string{"data"}}

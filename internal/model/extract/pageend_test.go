@@ -9,8 +9,8 @@ import (
 )
 
 // TestCounter404EndsBegunList: a 404 on a page after the first of a
-// counter list with no page size, stop_when or cursor (Django REST's
-// "Invalid page") is the end of the list: an empty last page. On the first
+// counter list with no stop_when or cursor (Django REST's "Invalid page"),
+// with a page size or without, is the end of the list: an empty last page. On the first
 // page, or for a list that says itself where it ends, a 404 stays an
 // error.
 func TestCounter404EndsBegunList(t *testing.T) {
@@ -37,7 +37,10 @@ func TestCounter404EndsBegunList(t *testing.T) {
 		{"offset, first page", offset, true, 404, map[string]any{"offset": float64(0)}, false},
 		{"unsized, 500", unsized, true, 500, map[string]any{"page": float64(3)}, false},
 		{"unsized, 410", unsized, true, 410, map[string]any{"page": float64(3)}, false},
-		{"sized", sized, true, 404, map[string]any{"page": float64(3)}, false},
+		// A sized list asks for page n+1 only after page n was full: its
+		// rows were a multiple of the page size.
+		{"sized", sized, true, 404, map[string]any{"page": float64(3), "per_page": int64(3)}, true},
+		{"sized, first page", sized, true, 404, map[string]any{"page": float64(1), "per_page": int64(3)}, false},
 		{"stop_when", stop, true, 404, map[string]any{"page": float64(3)}, false},
 		{"cursor", cursor, true, 404, map[string]any{"page": float64(3), "after": "x"}, false},
 		{"next url", nextURL, true, 404, map[string]any{NextURLKey: "https://x/2"}, false},

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/internal/model/catalog"
 	"github.com/plasmd/plasmd/internal/model/decimal"
@@ -209,12 +208,14 @@ func asFloat(v any) any {
 // selectItems finds the row objects in a decoded body according to the
 // mapping's response shape. An empty list is an empty page, and so is an
 // explicit null on the way to it or in its place (the backend said there
-// is nothing; Plasm too reads a null object on the path as no rows). A
-// read whose list shape names a key the answer lacks is refused (see
-// missingList): such a page is an error answered with 200, not a page
-// without rows. A collection of the wrong kind is an error too (the
+// is nothing; Plasm too reads a null object on the path as no rows),
+// unless an error sign sits beside it (emptylist.go). A read's answer that
+// lacks the key its list is declared under is an empty first page (Gmail)
+// but refused beside an error sign or on a later page (later, see
+// laterPage and nullOrMissing): there it is an error answered with 200, not a
+// page without rows. A collection of the wrong kind is an error too (the
 // catalog does not describe this backend's answer).
-func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
+func selectItems(doc any, r *catalog.Response, read, later bool) ([]any, error) {
 	if r == nil {
 		return either(doc, "the response")
 	}
@@ -255,7 +256,7 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 					k, k, keyList(obj))
 			}
 			if read && !r.Single {
-				return nil, nullOrMissing(doc, obj, r.ItemsPath, i, true)
+				return nil, nullOrMissing(doc, obj, r.ItemsPath, i, true, later)
 			}
 			return nil, nil
 		}
@@ -281,6 +282,11 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 				}
 			}
 		case []any:
+			if len(t) == 0 && read && len(r.ItemsPath) > 0 {
+				if err := emptyAt(doc, r.ItemsPath); err != nil {
+					return nil, err
+				}
+			}
 			items = t
 		default:
 			return nil, fmt.Errorf("expected an array at %s, got %s", at, kindOf(node))
@@ -306,115 +312,6 @@ func selectItems(doc any, r *catalog.Response, read bool) ([]any, error) {
 	}
 	return inner, nil
 }
-
-// nullOrMissing decides a list page whose list is absent: the key at
-// path[i] is missing (missing) or the value there is null. Gmail answers an
-// empty search with 200 {"resultSizeEstimate":0} and no "messages" key
-// (proto3 JSON omits empty lists), and many backends write an empty list
-// as null, so such a page is an empty page (nil). But beside an error
-// sign — at the top level or in obj, the object that should hold the
-// list: "error", a non-empty "errors", "fault", or "ok": false — it is an
-// error answered with 200 (Slack's {"ok":false,"error":"ratelimited"},
-// GraphQL's {"data":null,"errors":[…]}); read as empty it would end the
-// list silently (on the first page as no rows, on a later one as a prefix
-// answered as the whole list), so it is refused, naming the expected path,
-// the keys present and the backend's own words.
-func nullOrMissing(doc any, obj map[string]any, path []string, i int, missing bool) error {
-	sign, text := errorSign(obj)
-	if top, ok := doc.(map[string]any); !sign && ok {
-		sign, text = errorSign(top)
-		if obj == nil {
-			obj = top
-		}
-	}
-	if !sign {
-		return nil
-	}
-	at := "at the top level"
-	if i > 0 {
-		at = "at " + where(path[:i])
-	}
-	what := fmt.Sprintf("has no %q %s", path[i], at)
-	if !missing {
-		what = fmt.Sprintf("has null at %s", where(path[:i+1]))
-	}
-	return noListError(fmt.Sprintf("the list is expected at %s, and this answer %s (its keys: %s) beside an error sign (%s); a page without its list next to an error is refused rather than read as empty",
-		where(path), what, keyList(obj), text))
-}
-
-// nullAt is nullOrMissing for a null at path[:j+1], judged beside the
-// object holding it.
-func nullAt(doc any, path []string, j int) error {
-	parent, _ := walkIndexed(doc, path[:j])
-	obj, _ := parent.(map[string]any)
-	return nullOrMissing(doc, obj, path, j, false)
-}
-
-// maxErrorText bounds the backend's error text quoted in a refusal.
-const maxErrorText = 200
-
-// errorSign reports whether obj carries a backend's error sign, and its
-// text (truncated): "error" (neither null, false nor ""), "errors" (not
-// empty), "fault", or "ok": false.
-func errorSign(obj map[string]any) (bool, string) {
-	if obj == nil {
-		return false, ""
-	}
-	for _, k := range []string{"error", "errors", "fault"} {
-		v, ok := obj[k]
-		if !ok || !present(v) {
-			continue
-		}
-		return true, k + ": " + errorText(v)
-	}
-	if ok, has := obj["ok"].(bool); has && !ok {
-		return true, "ok: false"
-	}
-	return false, ""
-}
-
-// present reports whether an error key's value says something.
-func present(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
-}
-
-// errorText renders an error value compactly, truncated to maxErrorText
-// bytes on a rune boundary.
-func errorText(v any) string {
-	var s string
-	if str, ok := v.(string); ok {
-		s = strconv.Quote(str)
-	} else if b, err := json.Marshal(v); err == nil {
-		s = string(b)
-	} else {
-		s = fmt.Sprint(v)
-	}
-	if len(s) <= maxErrorText {
-		return s
-	}
-	cut := maxErrorText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// noListError is a read's answer without its list (see nullOrMissing).
-type noListError string
-
-func (e noListError) Error() string { return string(e) }
 
 // either treats an array as a list of rows and an object as one row.
 func either(node any, at string) ([]any, error) {
