@@ -474,12 +474,7 @@ func (r *run) call(ctx context.Context, entry, capability string, vars, page map
 		RequestURL: creq.URL, Vars: vars,
 	}, resp.Body)
 	if err != nil {
-		var ae *abi.Error
-		if errors.As(err, &ae) && (resp.Status < 200 || resp.Status > 299) {
-			msg := redactSecret(ae.Message, creq, r.secretsFor(entry))
-			return nil, nil, &BackendError{Capability: capability, Status: resp.Status, Message: msg, RetryAfter: resp.Headers.Get("Retry-After")}
-		}
-		return nil, nil, fmt.Errorf("decode %s: %w", capability, err)
+		return nil, nil, r.decodeError(capability, entry, creq, resp, err)
 	}
 	if len(creq.Page) > 0 || (dec != nil && dec.Next != nil) {
 		r.mu.Lock()
