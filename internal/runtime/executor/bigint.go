@@ -138,25 +138,3 @@ func (s *wholeSum) value() any {
 	}
 	return json.Number(s.big.String())
 }
-
-// compareQuotedInteger compares an integer cell with a quoted integer
-// literal exactly. The program lexer quotes integers beyond int64
-// (`amount > "10000000000000000000"`), so against an integer cell such a
-// literal is the number it spells; compared as text, 9223372036854775807
-// would be "greater" than 10000000000000000000. A text cell is left to the
-// text comparison.
-func compareQuotedInteger(cell, lit any) (int, bool) {
-	s, ok := lit.(string)
-	if !ok {
-		return 0, false
-	}
-	x, ok := integerText(cell)
-	if !ok {
-		return 0, false
-	}
-	y, ok := integerText(json.Number(s))
-	if !ok {
-		return 0, false
-	}
-	return compareIntegerText(x, y), true
-}

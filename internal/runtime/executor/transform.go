@@ -112,7 +112,7 @@ func match(v any, op string, want any) bool {
 	if v == nil || want == nil {
 		return false
 	}
-	c, ok := compareQuotedInteger(v, want)
+	c, ok := compareQuotedNumber(v, want)
 	if !ok {
 		c = compareValues(v, want)
 	}
@@ -130,6 +130,9 @@ func match(v any, op string, want any) bool {
 }
 
 func equalValues(a, b any) bool {
+	if c, ok := compareQuotedNumber(a, b); ok {
+		return c == 0
+	}
 	if c, ok := compareIntegers(a, b); ok {
 		return c == 0
 	}
