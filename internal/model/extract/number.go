@@ -23,8 +23,9 @@ import (
 //     rounded to a float64: encoding/json writes it back verbatim, and the
 //     request compilers write its digits into paths and queries. In an
 //     integer column those are its canonical digits (1.5e19 and
-//     15000000000000000000.0 are 15000000000000000000) when there are at
-//     most decimal.MaxDigits of them, so every spelling names one row. A float64
+//     15000000000000000000.0 are 15000000000000000000) when they are at
+//     most maxExpansion bytes longer than the literal, so every spelling
+//     names one row (a longer one, 1e400, keeps its literal). A float64
 //     holds integers exactly only up to 2^53, so rounding would silently
 //     change ids and amounts; refusing the row instead would fail a whole
 //     page over a value that can be carried exactly.

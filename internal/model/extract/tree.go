@@ -117,7 +117,8 @@ func plain(v any) any {
 // or inside an object or list). An integer beyond int64 is carried
 // exactly, as in an integer column, however it is written: its canonical
 // digits for 1.2345678901234567891e19 or 123456789012345678901e0, which a
-// float64 would round (the literal itself when too long to expand), and
+// float64 would round (the literal itself when much longer written out:
+// canonicalInteger), and
 // an int64 for 9007199254740993.0. Other numbers, 3.0 and 1e3 included,
 // read as they always did: a float64 holds them exactly.
 func numberValue(n json.Number) any {
@@ -135,10 +136,7 @@ func numberValue(n json.Number) any {
 	}
 	if i, fits, integral := decimalInteger(string(n)); integral {
 		if !fits {
-			if digits, _, err := decimal.Integer(string(n)); err == nil {
-				return json.Number(digits)
-			}
-			return n // 1e999999: too long to expand
+			return canonicalInteger(n)
 		}
 		if i < -1<<53 || i > 1<<53 {
 			return i // 9007199254740993.0: a float64 holds only 9007199254740992
@@ -149,6 +147,28 @@ func numberValue(n json.Number) any {
 		return string(n)
 	}
 	return f
+}
+
+// maxExpansion bounds how many bytes longer than its literal an integer
+// cell's canonical digits may be (canonicalInteger).
+const maxExpansion = 32
+
+// canonicalInteger is the integer literal n (integral, beyond int64) as
+// its canonical digits, so that 12345678901234567891.0 and
+// 1.2345678901234567891e19 become the same cell as 12345678901234567891
+// and the request compiler writes that id. Only while the digits stay
+// near the literal's length: 1e4095 would turn 6 bytes of body into 4096
+// for every row, before MaxOutput is checked. Such a literal (and one too
+// long to expand at all, 1e999999) keeps its text; equal still compares
+// it exactly, and the request compiler writes its digits or refuses past
+// decimal.MaxDigits.
+func canonicalInteger(n json.Number) json.Number {
+	if _, _, point, ok := decimal.Parse(string(n)); ok && point <= len(n)+maxExpansion {
+		if digits, _, err := decimal.Integer(string(n)); err == nil {
+			return json.Number(digits)
+		}
+	}
+	return n
 }
 
 // asInteger coerces a value of an integer domain: integral numbers (also
@@ -175,15 +195,7 @@ func asInteger(v any) any {
 		if fits {
 			return i
 		}
-		// Canonical digits, so that 12345678901234567891.0 and
-		// 1.2345678901234567891e19 become the same cell as
-		// 12345678901234567891 and the request compiler writes that id.
-		// One too long to expand (1e999999) keeps its literal; the
-		// request compiler refuses to write it.
-		if digits, _, err := decimal.Integer(string(n)); err == nil {
-			return json.Number(digits)
-		}
-		return n
+		return canonicalInteger(n)
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
