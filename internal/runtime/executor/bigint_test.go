@@ -41,7 +41,7 @@ func TestBigIntegerCells(t *testing.T) {
 		t.Error("json.Number with exponent or fraction no longer compares numerically")
 	}
 	rows := [][]any{{b}, {int64(5)}, {a}, {json.Number("-12345678901234567891")}}
-	tab, err := shape(abi.Table{Columns: []string{"v"}, Rows: rows}, &plan.Node{Transforms: []plan.Transform{{Kind: plan.TSort, Field: "v", Desc: true}}})
+	tab, err := shape(abi.Table{Columns: []string{"v"}, Rows: rows}, &plan.Node{Transforms: []plan.Transform{{Kind: plan.TSort, Field: "v", Desc: true}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

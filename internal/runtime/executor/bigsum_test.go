@@ -28,7 +28,7 @@ func TestSumWholeNumbersExact(t *testing.T) {
 		{"fraction", [][]any{{int64(2)}, {1.5}}, 3.5},
 	} {
 		in := abi.Table{Columns: []string{"amount"}, Rows: c.rows}
-		got, err := applyCompute(in, plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "amount"}}})
+		got, err := applyCompute(in, plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "amount"}}}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -28,22 +28,22 @@ var ErrPartialList = errors.New("list continues past its first page")
 var ErrSingleton = errors.New("not exactly one row")
 
 // applyCompute runs one compute transform.
-func applyCompute(t abi.Table, tr plan.Transform) (abi.Table, error) {
+func applyCompute(t abi.Table, tr plan.Transform, d dateCols) (abi.Table, error) {
 	switch tr.Kind {
 	case plan.TAggregate:
-		row, err := aggregateRows(t, t.Rows, tr.Aggs)
+		row, err := aggregateRows(t, t.Rows, tr.Aggs, d)
 		if err != nil {
 			return t, err
 		}
 		return abi.Table{Columns: aggColumns(nil, tr.Aggs), Rows: [][]any{row}}, nil
 	case plan.TGroupBy:
-		return groupBy(t, tr)
+		return groupBy(t, tr, d)
 	case plan.TDerive:
 		return derive(t, tr.Derive)
 	case plan.TRender:
 		return renderRows(t, tr.Template)
 	case plan.TDedupe:
-		return dedupe(t, tr.Fields)
+		return dedupe(t, tr.Fields, d)
 	case plan.TSingleton:
 		if len(t.Rows) != 1 {
 			return t, fmt.Errorf("%w: .singleton() expected exactly one row, got %d; narrow the source (filters, get by id) or use .limit(1)", ErrSingleton, len(t.Rows))
@@ -63,7 +63,7 @@ func aggColumns(lead []string, aggs []plan.Agg) []string {
 
 // aggregateRows computes one output row of aggs over rows. Sums of whole
 // numbers stay whole; nulls are skipped (count counts rows).
-func aggregateRows(t abi.Table, rows [][]any, aggs []plan.Agg) ([]any, error) {
+func aggregateRows(t abi.Table, rows [][]any, aggs []plan.Agg, d dateCols) ([]any, error) {
 	out := make([]any, len(aggs))
 	for i, a := range aggs {
 		if a.Fn == plan.AggCount {
@@ -74,7 +74,7 @@ func aggregateRows(t abi.Table, rows [][]any, aggs []plan.Agg) ([]any, error) {
 		if c < 0 {
 			return nil, fmt.Errorf("%s(%s): no field %q in %s", a.Fn, a.Field, a.Field, strings.Join(t.Columns, ", "))
 		}
-		v, err := aggregate(a, rows, c)
+		v, err := aggregate(a, rows, c, d)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func aggregateRows(t abi.Table, rows [][]any, aggs []plan.Agg) ([]any, error) {
 	return out, nil
 }
 
-func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
+func aggregate(a plan.Agg, rows [][]any, c int, d dateCols) (any, error) {
 	switch a.Fn {
 	case plan.AggSum, plan.AggAvg:
 		var sum float64
@@ -114,6 +114,9 @@ func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
 		}
 		return sum, nil
 	case plan.AggMin, plan.AggMax:
+		if format, ok := d[a.Field]; ok {
+			return minMaxDate(a, rows, c, format)
+		}
 		var best any
 		for _, row := range rows {
 			v := row[c]
@@ -136,7 +139,7 @@ func aggregate(a plan.Agg, rows [][]any, c int) (any, error) {
 
 // groupBy yields one row per distinct value of tr.Field, in order of first
 // appearance, with the group's aggregates.
-func groupBy(t abi.Table, tr plan.Transform) (abi.Table, error) {
+func groupBy(t abi.Table, tr plan.Transform, d dateCols) (abi.Table, error) {
 	c := t.Col(tr.Field)
 	if c < 0 {
 		return t, fmt.Errorf("group_by: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
@@ -144,8 +147,11 @@ func groupBy(t abi.Table, tr plan.Transform) (abi.Table, error) {
 	index := map[any]int{}
 	var keys []any
 	var groups [][][]any
-	for _, row := range t.Rows {
-		k := groupKey(row[c])
+	for r, row := range t.Rows {
+		k, err := d.cellKey("group_by("+tr.Field+")", tr.Field, r, row[c])
+		if err != nil {
+			return t, err
+		}
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)
@@ -157,7 +163,7 @@ func groupBy(t abi.Table, tr plan.Transform) (abi.Table, error) {
 	}
 	out := abi.Table{Columns: aggColumns([]string{tr.Field}, tr.Aggs), Rows: make([][]any, 0, len(groups))}
 	for i, g := range groups {
-		vals, err := aggregateRows(t, g, tr.Aggs)
+		vals, err := aggregateRows(t, g, tr.Aggs, d)
 		if err != nil {
 			return t, err
 		}
@@ -181,7 +187,7 @@ func groupKey(v any) any {
 }
 
 // dedupe keeps the first row per distinct combination of fields.
-func dedupe(t abi.Table, fields []string) (abi.Table, error) {
+func dedupe(t abi.Table, fields []string, d dateCols) (abi.Table, error) {
 	idx := make([]int, len(fields))
 	for i, f := range fields {
 		if idx[i] = t.Col(f); idx[i] < 0 {
@@ -190,10 +196,14 @@ func dedupe(t abi.Table, fields []string) (abi.Table, error) {
 	}
 	seen := map[string]bool{}
 	rows := t.Rows[:0:0]
-	for _, row := range t.Rows {
+	for r, row := range t.Rows {
 		var k strings.Builder
-		for _, c := range idx {
-			fmt.Fprintf(&k, "%T\x00%v\x01", row[c], row[c])
+		for i, c := range idx {
+			v, err := d.cellKey("dedupe("+fields[i]+")", fields[i], r, row[c])
+			if err != nil {
+				return t, err
+			}
+			fmt.Fprintf(&k, "%T\x00%v\x01", v, v)
 		}
 		if !seen[k.String()] {
 			seen[k.String()] = true

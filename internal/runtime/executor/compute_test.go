@@ -37,7 +37,7 @@ func TestComputes(t *testing.T) {
 			abi.Table{Columns: []string{"content"}, Rows: [][]any{{"4:i1i2i3i4"}}}},
 	}
 	for _, tc := range cases {
-		got, err := applyCompute(computeInput(), tc.tr)
+		got, err := applyCompute(computeInput(), tc.tr, nil)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: got %v, %v\nwant %v", tc.name, got, err, tc.want)
 		}
@@ -45,17 +45,17 @@ func TestComputes(t *testing.T) {
 	sumInts := plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "score"}}}
 	in := computeInput()
 	in.Rows = in.Rows[:3]
-	if got, err := applyCompute(in, sumInts); err != nil || got.Rows[0][0] != int64(7) {
+	if got, err := applyCompute(in, sumInts, nil); err != nil || got.Rows[0][0] != int64(7) {
 		t.Errorf("sum of whole numbers: %v %v", got, err)
 	}
-	if _, err := applyCompute(computeInput(), plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "title"}}}); err == nil {
+	if _, err := applyCompute(computeInput(), plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "s", Fn: "sum", Field: "title"}}}, nil); err == nil {
 		t.Error("sum of text ran")
 	}
-	if _, err := applyCompute(computeInput(), plan.Transform{Kind: plan.TSingleton}); !errors.Is(err, ErrSingleton) {
+	if _, err := applyCompute(computeInput(), plan.Transform{Kind: plan.TSingleton}, nil); !errors.Is(err, ErrSingleton) {
 		t.Errorf("singleton over 4 rows: %v", err)
 	}
 	empty := abi.Table{Columns: []string{"score"}}
-	if got, err := applyCompute(empty, plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: "a", Fn: "avg", Field: "score"}}}); err != nil || got.Rows[0][0] != int64(0) || got.Rows[0][1] != nil {
+	if got, err := applyCompute(empty, plan.Transform{Kind: plan.TAggregate, Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: "a", Fn: "avg", Field: "score"}}}, nil); err != nil || got.Rows[0][0] != int64(0) || got.Rows[0][1] != nil {
 		t.Errorf("aggregate of nothing: %v %v", got, err)
 	}
 }
@@ -102,7 +102,7 @@ func FuzzComputes(f *testing.F) {
 			{Kind: plan.TRender, Template: tmpl},
 			{Kind: plan.TSingleton},
 		} {
-			out, err := applyCompute(in, tr)
+			out, err := applyCompute(in, tr, nil)
 			if err == nil && tr.Kind == plan.TAggregate && len(out.Rows) != 1 {
 				t.Fatalf("aggregate answered %d rows", len(out.Rows))
 			}
@@ -125,7 +125,7 @@ func BenchmarkGroupBy(b *testing.B) {
 	tr := plan.Transform{Kind: plan.TGroupBy, Field: "status", Aggs: []plan.Agg{{Name: "n", Fn: "count"}, {Name: "s", Fn: "sum", Field: "priority"}}}
 	b.Run("compute", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := applyCompute(t, tr); err != nil {
+			if _, err := applyCompute(t, tr, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -93,6 +93,11 @@ type Env struct {
 	// fields are all columns of the list is used. Nil, or none of them:
 	// rows carry no identity and pages are not compared.
 	Identity func(entryID, entity string) [][]string
+	// Dates returns the date fields of an entity's rows, each with its
+	// catalog value_format ("" when it declares none), so filters, sorts
+	// and the other comparisons read them as instants (datecompare.go).
+	// Nil, or a nil result: no column is compared as a date.
+	Dates func(entryID, entity string) map[string]string
 }
 
 // Limits bound one run.
@@ -277,6 +282,7 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 	}
 	sem := make(chan struct{}, x.limits.Concurrency)
 	m, paged := newMeter(env.Budget), pagedNodes(p)
+	dates := nodeDates(p.Nodes, env.Dates)
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
@@ -298,7 +304,7 @@ func (x *Executor) Run(ctx context.Context, p *plan.Plan, env *Env) (*Result, er
 				}
 			}
 			start := time.Now()
-			r := &run{x: x, env: env, sem: sem, states: states, meter: m, paged: paged, nodes: p.Nodes}
+			r := &run{x: x, env: env, sem: sem, states: states, meter: m, paged: paged, nodes: p.Nodes, dates: dates}
 			nctx, done := ctx, func(Step, error) {}
 			if env.OnStep != nil {
 				nctx, done = env.OnStep(ctx, n)
@@ -344,6 +350,7 @@ type run struct {
 	meter  *meter // the run's read budget
 	paged  []bool // per node: may answer one page with a continuation (pagedNodes)
 	nodes  []plan.Node
+	dates  []dateCols // per node: the date columns its steps see (nodeDates)
 }
 
 func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *Continuation, error) {
@@ -359,7 +366,7 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		if err != nil {
 			return abi.Table{}, nil, err
 		}
-		t, err = shape(t, n)
+		t, err = shape(t, n, r.datesOf(n))
 		return t, nil, err
 	case plan.OpHydrate:
 		// No continuation: a later page would come back without the
@@ -368,7 +375,7 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		if err != nil {
 			return abi.Table{}, nil, err
 		}
-		t, err = shape(t, n)
+		t, err = shape(t, n, r.datesOf(n))
 		return t, nil, err
 	case plan.OpText:
 		return textTable(n), nil, nil
@@ -377,14 +384,14 @@ func (r *run) node(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		if err != nil {
 			return abi.Table{}, nil, err
 		}
-		t, err = shape(t, n)
+		t, err = shape(t, n, r.datesOf(n))
 		return t, nil, err
 	case plan.OpTransform:
 		tin, next, err := r.transformInput(n)
 		if err != nil {
 			return abi.Table{}, nil, err
 		}
-		t, limited, err := shapeLimited(tin, n)
+		t, limited, err := shapeLimited(tin, n, r.datesOf(n))
 		if limited {
 			next = nil
 		}

@@ -122,7 +122,7 @@ func TestFetchShapes(t *testing.T) {
 func TestSortMixedKinds(t *testing.T) {
 	rows := [][]any{{"1a"}, {10.0}, {nil}, {true}, {9.0}, {"b"}, {int64(2)}}
 	for _, desc := range []bool{false, true} {
-		tab, err := shape(abi.Table{Columns: []string{"v"}, Rows: rows}, &plan.Node{Transforms: []plan.Transform{{Kind: plan.TSort, Field: "v", Desc: desc}}})
+		tab, err := shape(abi.Table{Columns: []string{"v"}, Rows: rows}, &plan.Node{Transforms: []plan.Transform{{Kind: plan.TSort, Field: "v", Desc: desc}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func (r *run) hopUntilLimit(ctx context.Context, n *plan.Node, relation string, 
 		}
 		need := limit - kept
 		l, used, err := r.readList(ctx, n.EntryID, n.Hop.Capability, n.Entity, vars, resumeAt{}, relation, step,
-			func(t abi.Table) (int, error) { return rowsNeeded(t, preds, need) })
+			func(t abi.Table) (int, error) { return rowsNeeded(t, preds, need, r.datesOf(n)) })
 		if err != nil {
 			return abi.Table{}, limitBound(err)
 		}
@@ -39,7 +39,7 @@ func (r *run) hopUntilLimit(ctx context.Context, n *plan.Node, relation string, 
 		if used < len(t.Rows) {
 			t.Rows = t.Rows[:used] // the limit is filled
 			kept = limit
-		} else if kept, err = countMatching(t, preds, kept); err != nil {
+		} else if kept, err = countMatching(t, preds, kept, r.datesOf(n)); err != nil {
 			return abi.Table{}, err
 		}
 		tables = append(tables, t)
@@ -55,7 +55,11 @@ func (r *run) hopUntilLimit(ctx context.Context, n *plan.Node, relation string, 
 }
 
 // countMatching adds to kept the rows of t that pass preds.
-func countMatching(t abi.Table, preds []plan.Pred, kept int) (int, error) {
+func countMatching(t abi.Table, preds []plan.Pred, kept int, d dateCols) (int, error) {
+	dp, err := compileDatePreds(preds, d)
+	if err != nil {
+		return kept, err
+	}
 	cols := make([]int, len(preds))
 	for i, p := range preds {
 		if cols[i] = t.Col(p.Field); cols[i] < 0 {
@@ -66,9 +70,13 @@ func countMatching(t abi.Table, preds []plan.Pred, kept int) (int, error) {
 		}
 	}
 rows:
-	for _, row := range t.Rows {
+	for i, row := range t.Rows {
 		for j, p := range preds {
-			if !match(row[cols[j]], p.Op, p.Value) {
+			ok, err := dp.test(j, row[cols[j]], p, i)
+			if err != nil {
+				return kept, err
+			}
+			if !ok {
 				continue rows
 			}
 		}

@@ -27,7 +27,7 @@ func Reads(p *plan.Plan, b Budget) []string {
 				what = "one read"
 			case paged[i]:
 				what = "the first page; a page(…) handle continues it when the backend has more"
-			case untilLimit(n.Filters, n.Transforms) != nil:
+			case untilLimit(n.Filters, n.Transforms, nil) != nil:
 				what = "pages until its .limit is filled (or the list ends)"
 			default:
 				what = "every page (the whole list)"

@@ -14,21 +14,24 @@ import (
 )
 
 // shape applies a node's host-side filters, then its transforms in order.
-func shape(t abi.Table, n *plan.Node) (abi.Table, error) {
-	t, _, err := shapeLimited(t, n)
+func shape(t abi.Table, n *plan.Node, d dateCols) (abi.Table, error) {
+	t, _, err := shapeLimited(t, n, d)
 	return t, err
 }
 
 // shapeLimited is shape that also reports whether a .limit dropped rows. A
 // continuation must not be offered then: the next page would silently skip
-// the rows the limit cut from this one.
-func shapeLimited(t abi.Table, n *plan.Node) (abi.Table, bool, error) {
+// the rows the limit cut from this one. d is the date columns of t
+// (datecompare.go), followed through each transform.
+func shapeLimited(t abi.Table, n *plan.Node, d dateCols) (abi.Table, bool, error) {
 	limited := false
-	t, err := applyFilters(t, n.Filters)
+	t, err := applyFilters(t, n.Filters, d)
 	if err != nil {
 		return t, false, err
 	}
 	for _, tr := range n.Transforms {
+		dIn := d
+		d = d.after(tr)
 		switch tr.Kind {
 		case plan.TLimit:
 			if tr.N >= 0 && len(t.Rows) > tr.N {
@@ -36,12 +39,10 @@ func shapeLimited(t abi.Table, n *plan.Node) (abi.Table, bool, error) {
 				limited = true
 			}
 		case plan.TSort:
-			c := t.Col(tr.Field)
-			if c < 0 {
-				return t, false, fmt.Errorf("sort: no field %q in %s", tr.Field, strings.Join(t.Columns, ", "))
+			rows, err := sortRows(t, tr, dIn)
+			if err != nil {
+				return t, false, err
 			}
-			rows := slices.Clone(t.Rows)
-			slices.SortStableFunc(rows, func(a, b []any) int { return sortOrder(a[c], b[c], tr.Desc) })
 			t.Rows = rows
 		case plan.TProject:
 			idx := make([]int, len(tr.Fields))
@@ -61,12 +62,12 @@ func shapeLimited(t abi.Table, n *plan.Node) (abi.Table, bool, error) {
 			t = abi.Table{Columns: slices.Clone(tr.Fields), Rows: rows}
 		case plan.TFilter:
 			var err error
-			if t, err = applyFilters(t, tr.Preds); err != nil {
+			if t, err = applyFilters(t, tr.Preds, dIn); err != nil {
 				return t, false, err
 			}
 		default:
 			var err error
-			if t, err = applyCompute(t, tr); err != nil {
+			if t, err = applyCompute(t, tr, dIn); err != nil {
 				return t, false, err
 			}
 		}
@@ -74,9 +75,13 @@ func shapeLimited(t abi.Table, n *plan.Node) (abi.Table, bool, error) {
 	return t, limited, nil
 }
 
-func applyFilters(t abi.Table, preds []plan.Pred) (abi.Table, error) {
+func applyFilters(t abi.Table, preds []plan.Pred, d dateCols) (abi.Table, error) {
 	if len(preds) == 0 {
 		return t, nil
+	}
+	dp, err := compileDatePreds(preds, d)
+	if err != nil {
+		return t, err
 	}
 	cols := make([]int, len(preds))
 	for i, p := range preds {
@@ -85,10 +90,14 @@ func applyFilters(t abi.Table, preds []plan.Pred) (abi.Table, error) {
 		}
 	}
 	var rows [][]any
-	for _, row := range t.Rows {
+	for r, row := range t.Rows {
 		keep := true
 		for i, p := range preds {
-			if !match(row[cols[i]], p.Op, p.Value) {
+			ok, err := dp.test(i, row[cols[i]], p, r)
+			if err != nil {
+				return t, err
+			}
+			if !ok {
 				keep = false
 				break
 			}

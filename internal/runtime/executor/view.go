@@ -62,7 +62,7 @@ func (r *run) view(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		return abi.Table{}, nil, err
 	}
 	r.states[n.ID].related = related
-	t, err := shape(abi.Table{Columns: n.Columns, Rows: [][]any{row}}, n)
+	t, err := shape(abi.Table{Columns: n.Columns, Rows: [][]any{row}}, n, r.datesOf(n))
 	return t, nil, err
 }
 
@@ -113,7 +113,7 @@ func (r *run) viewStep(ctx context.Context, entry, view string, st plan.ViewStep
 		return abi.Table{}, fmt.Errorf("view %s step %s: %w", view, st.ID, err)
 	}
 	if len(filters) > 0 {
-		if t, err = applyFilters(t, filters); err != nil {
+		if t, err = applyFilters(t, filters, r.entityDates(entry, st.Entity)); err != nil {
 			return abi.Table{}, err
 		}
 	}

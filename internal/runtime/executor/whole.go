@@ -215,9 +215,13 @@ func prefixLimit(filters []plan.Pred, trs []plan.Transform) (preds []plan.Pred, 
 
 // rowsNeeded is how many leading rows of t yield n rows through preds, or
 // -1 when t has fewer.
-func rowsNeeded(t abi.Table, preds []plan.Pred, n int) (int, error) {
+func rowsNeeded(t abi.Table, preds []plan.Pred, n int, d dateCols) (int, error) {
 	if n == 0 {
 		return 0, nil
+	}
+	dp, err := compileDatePreds(preds, d)
+	if err != nil {
+		return 0, err
 	}
 	cols := make([]int, len(preds))
 	for i, p := range preds {
@@ -232,7 +236,11 @@ func rowsNeeded(t abi.Table, preds []plan.Pred, n int) (int, error) {
 	for i, row := range t.Rows {
 		keep := true
 		for j, p := range preds {
-			if !match(row[cols[j]], p.Op, p.Value) {
+			ok, err := dp.test(j, row[cols[j]], p, i)
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
 				keep = false
 				break
 			}
@@ -386,12 +394,12 @@ func onePage(t abi.Table) (int, error) { return len(t.Rows), nil }
 
 // untilLimit settles a read once the node's leading .limit is filled, or
 // never (nil) when its answer depends on every row.
-func untilLimit(filters []plan.Pred, trs []plan.Transform) func(abi.Table) (int, error) {
+func untilLimit(filters []plan.Pred, trs []plan.Transform, d dateCols) func(abi.Table) (int, error) {
 	preds, n, ok := prefixLimit(filters, trs)
 	if !ok {
 		return nil
 	}
-	return func(t abi.Table) (int, error) { return rowsNeeded(t, preds, n) }
+	return func(t abi.Table) (int, error) { return rowsNeeded(t, preds, n, d) }
 }
 
 // fetch runs a read node: one page with a continuation when the node may
@@ -404,7 +412,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 	enough := onePage
 	_, _, limited := prefixLimit(n.Filters, n.Transforms)
 	if !r.paged[n.ID] {
-		enough = untilLimit(n.Filters, n.Transforms)
+		enough = untilLimit(n.Filters, n.Transforms, r.datesOf(n))
 	}
 	enough = pageSizeEnough(n.PageSize, r.paged[n.ID], enough)
 	l, used, err := r.readList(ctx, n.EntryID, n.Capability, n.Entity, vars, resumeAt{}, "", step, enough)
@@ -422,7 +430,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		return abi.Table{}, nil, err
 	}
 	if !r.paged[n.ID] {
-		t, err := shape(l.table, n)
+		t, err := shape(l.table, n, r.datesOf(n))
 		return t, nil, err
 	}
 	var next *Continuation
@@ -431,7 +439,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		next.set(at)
 	}
 	cutToPage(l, used, n.PageSize)
-	t, err := shape(l.table, n)
+	t, err := shape(l.table, n, r.datesOf(n))
 	return t, next, err
 }
 
@@ -451,15 +459,16 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		return abi.Table{}, nil, fmt.Errorf("paging handle %s has no continuation", n.Page.Handle)
 	}
 	view := &plan.Node{Filters: c.Filters, Transforms: c.Transforms}
+	dates := r.entityDates(c.EntryID, c.Entity)
 	if n.Page.Limit > 0 {
 		view.Transforms = append(slices.Clone(c.Transforms), plan.Transform{Kind: plan.TLimit, N: n.Page.Limit})
 	}
 	enough := onePage
 	switch {
 	case !r.paged[n.ID]:
-		enough = untilLimit(view.Filters, view.Transforms)
+		enough = untilLimit(view.Filters, view.Transforms, dates)
 	case n.Page.Limit > 0:
-		if enough = untilLimit(view.Filters, view.Transforms); enough == nil {
+		if enough = untilLimit(view.Filters, view.Transforms, dates); enough == nil {
 			enough = onePage // a continuation of a sorted view (older handles)
 		}
 	}
@@ -475,14 +484,14 @@ func (r *run) page(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *C
 		next = &nc
 	}
 	cutToPage(l, used, c.PageSize)
-	t, limited, err := shapeLimited(l.table, view)
+	t, limited, err := shapeLimited(l.table, view, dates)
 	if err != nil {
 		return abi.Table{}, nil, err
 	}
 	if limited && n.Page.Limit <= 0 {
 		next = nil // an older handle whose own .limit cut rows: continuing would skip them
 	}
-	t, err = shape(t, n)
+	t, err = shape(t, n, dates.afterAll(view.Transforms))
 	return t, next, err
 }
 

@@ -338,6 +338,7 @@ func (s *Service) runPlanned(ctx context.Context, t *tenant.Tenant, sc RunScope,
 		Hooks:      s.vendors.hooks(t, t.Limits.Apply(s.limits), sc.Execute.Entries, origins, secrets),
 		Budget:     t.Limits.RunBudget(),
 		Identity:   s.registry.Identity,
+		Dates:      s.registry.Dates,
 		ResolvePage: func(handle string) (*executor.Continuation, error) {
 			return s.resolvePage(ctx, t, sc, handle)
 		},
