@@ -116,5 +116,10 @@ func TestDateComparisons(t *testing.T) {
 		{`Broken{created>"2001-01-01"}.aggregate(n=count)`, `refused:row 2 holds \"seven\" in created`},
 		{`Broken.sort(created)[id]`, `refused:row 2 holds \"seven\" in created`},
 		{`Character{created>"yesterday"}.aggregate(n=count)`, "refused:expects a date"},
+		{`Character.limit(100).filter{created>"yesterday"}.aggregate(n=count)`, "refused:expects a date"},
+		// Computed rows keep their date columns: group_by's key, a min.
+		{`Issue.group_by(created_at, n=count).filter{created_at>"2025-03-20T12:00:00+02:00"}[n]`, "1 1"},
+		{`Issue.group_by(due, first=min(created_at)).sort(first)[due]`, "2025-04-02 2025-04-01 <nil> 2025-04-03 2025-03-30"},
+		{`Issue.group_by(created_at, n=count).filter{created_at>"soon"}[n]`, `refused:\"soon\" is not a date`},
 	})
 }
