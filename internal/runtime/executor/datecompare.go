@@ -239,6 +239,9 @@ func compileDatePreds(preds []plan.Pred, d dateCols) (datePreds, error) {
 			if dp.null {
 				break
 			}
+			if v == nil {
+				continue // a null in a list matches only a null cell, which test leaves to match
+			}
 			t, err := parseDate(v, format)
 			if err != nil {
 				return nil, fmt.Errorf("filter %s%s%s: %w: %s is not a date (%s); write one like \"2024-05-01\" or \"2024-05-01T12:00:00Z\"",

@@ -113,6 +113,8 @@ func TestDateFilterRepros(t *testing.T) {
 		{characters(65), rm, []plan.Pred{{Field: "created", Op: "<", Value: "2017-11-04"}}, 0},
 		{characters(65), rm, []plan.Pred{{Field: "created", Op: "=", Value: []any{"2001-01-01", "2017-11-04T18:48:46.25Z"}}}, 65},
 		{characters(65), rm, []plan.Pred{{Field: "created", Op: "~", Value: "250Z"}}, 65}, // ~ matches text
+		{characters(65), rm, []plan.Pred{{Field: "created", Op: "=", Value: []any{nil, "2017-11-04T18:48:46.25Z"}}}, 65},
+		{issues(), tr, []plan.Pred{{Field: "created_at", Op: "=", Value: []any{nil, "2025-03-20T10:00:00.0Z"}}}, 1}, // a null cell matches no list, as before
 		{issues(), tr, []plan.Pred{{Field: "created_at", Op: ">", Value: "2025-03-20T12:00:00+02:00"}}, 2},
 		{issues(), tr, []plan.Pred{{Field: "created_at", Op: "<=", Value: "2025-03-20T12:00:00+02:00"}}, 2},
 		{issues(), tr, []plan.Pred{{Field: "created_at", Op: "=", Value: nil}}, 1},
