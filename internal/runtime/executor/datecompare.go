@@ -471,8 +471,12 @@ func nodeDates(nodes []plan.Node, lookup func(entryID, entity string) map[string
 		out[i], done[i] = d, true
 		return d
 	}
+	// Only nodes that filter or transform rows ask (with the inputs of
+	// computed rows, through in): most nodes of most runs compare nothing.
 	for i := range nodes {
-		in(i, 0)
+		if len(nodes[i].Filters)+len(nodes[i].Transforms) > 0 {
+			in(i, 0)
+		}
 	}
 	return out
 }
