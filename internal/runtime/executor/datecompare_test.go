@@ -293,9 +293,10 @@ func TestNodeDates(t *testing.T) {
 		{ID: 0, Op: plan.OpFetch, EntryID: "e", Entity: "Issue", Input: -1},
 		{ID: 1, Op: plan.OpTransform, EntryID: "e", Input: 0, Transforms: []plan.Transform{
 			{Kind: plan.TGroupBy, Field: "due", Aggs: []plan.Agg{{Name: "first", Fn: plan.AggMin, Field: "created_at"}, {Name: "n", Fn: plan.AggCount}}}}},
-		{ID: 2, Op: plan.OpTransform, EntryID: "e", Input: 1},
+		{ID: 2, Op: plan.OpTransform, EntryID: "e", Input: 1, Transforms: []plan.Transform{{Kind: plan.TSort, Field: "first"}}},
 		{ID: 3, Op: plan.OpText, Input: -1},
-		{ID: 4, Op: plan.OpTransform, Input: 4}, // malformed: its own input
+		{ID: 4, Op: plan.OpTransform, Input: 4, Filters: []plan.Pred{{Field: "x", Op: "=", Value: "y"}}}, // malformed: its own input
+		{ID: 5, Op: plan.OpFetch, EntryID: "e", Entity: "Issue", Input: -1},                              // compares nothing: not looked up
 	}
 	got := nodeDates(nodes, lookup)
 	if got[0]["created_at"] != DateRFC3339 || got[1]["due"] != DateOnly {
@@ -304,7 +305,7 @@ func TestNodeDates(t *testing.T) {
 	if f, ok := got[2]["first"]; !ok || f != DateRFC3339 || len(got[2]) != 2 {
 		t.Errorf("after group_by: %v; want due and first", got[2])
 	}
-	if got[3] != nil || got[4] != nil {
+	if got[3] != nil || got[4] != nil || got[5] != nil {
 		t.Errorf("text and malformed nodes: %v %v", got[3], got[4])
 	}
 	if nodeDates(nodes, nil) != nil {
