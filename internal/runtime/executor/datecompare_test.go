@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,14 @@ func TestParseDate(t *testing.T) {
 		{"2017-11-04 18:48:46Z", DateRFC3339, "2017-11-04T18:48:46Z"},
 		{"2017-11-04T18:48:46", DateRFC3339, "2017-11-04T18:48:46Z"},
 		{"2017-11-04", DateRFC3339, "2017-11-04T00:00:00Z"},
+		// Jira and the NYT write the offset without its colon.
+		{"2019-02-14T10:01:41.843+0000", DateRFC3339, "2019-02-14T10:01:41.843Z"},
+		{"2019-09-30T22:30:41+0000", DateOnly, "2019-09-30T22:30:41Z"},
+		{"2019-09-30T17:30:41-0500", DateRFC3339, "2019-09-30T22:30:41Z"},
+		{"2019-09-30 22:30:41+0000", DateRFC3339, "2019-09-30T22:30:41Z"},
+		{"2019-09-30T22:30:41.5", DateRFC3339, "2019-09-30T22:30:41.5Z"},
+		{"2019-09-30X22:30:41", DateRFC3339, ""},
+		{"2019-09-30T22:30", DateRFC3339, ""},
 		{"2017-11-04", DateOnly, "2017-11-04T00:00:00Z"},
 		{"2017-11-04", "", "2017-11-04T00:00:00Z"},
 		{int64(1509821326), DateUnixSec, "2017-11-04T18:48:46Z"},
@@ -364,5 +373,45 @@ func BenchmarkDateFilter(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// An unset date cell (null, or the empty text some APIs send) is no date
+// and no refusal: it passes no ordering, sorts last and groups with null
+// (review finding: "" refused the whole run).
+func TestUnsetDateCells(t *testing.T) {
+	dates := dateCols{"due": DateRFC3339}
+	rows := [][]any{{"a", "2024-05-01T00:00:00Z"}, {"b", ""}, {"c", nil}}
+	tab := abi.Table{Columns: []string{"id", "due"}, Rows: slices.Clone(rows)}
+	for _, op := range []string{">", "<"} {
+		got, err := applyFilters(tab, []plan.Pred{{Field: "due", Op: op, Value: "2030-01-01"}}, dates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{">": 0, "<": 1}[op]; len(got.Rows) != want {
+			t.Errorf("due%s2030: kept %v, want %d row (an unset date passes no ordering)", op, got.Rows, want)
+		}
+	}
+	sorted, err := sortDates(slices.Clone(rows), 1, "due", DateRFC3339, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sorted[0][0] != "a" {
+		t.Errorf("sort put %v first, want the one date", sorted[0])
+	}
+	k1, err1 := dates.cellKey("group_by(due)", "due", 1, "")
+	k2, err2 := dates.cellKey("group_by(due)", "due", 2, nil)
+	if err1 != nil || err2 != nil || k1 != k2 {
+		t.Errorf("unset keys %v %v (%v %v), want one null group", k1, k2, err1, err2)
+	}
+}
+
+// A date-only cell is parsed once, not after four failed layouts.
+func BenchmarkParseDateOnly(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseDateText("2024-05-01"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
