@@ -74,17 +74,27 @@ func (r *run) parentNotFound(n *plan.Node, vars map[string]any, err error) error
 	if n.Hop.Materialize != catalog.FromParentGet || !errors.As(err, &be) || be.Status != http.StatusNotFound || n.Input >= len(r.nodes) {
 		return err
 	}
-	var id any
+	nf := &NotFoundError{Entity: r.nodes[n.Input].Entity, Capability: n.Hop.Capability}
 	if len(n.Hop.Binds) == 1 {
-		id = vars[n.Hop.Binds[0].Var]
+		nf.ID = vars[n.Hop.Binds[0].Var]
 	} else {
-		parts := make([]string, len(n.Hop.Binds))
-		for i, b := range n.Hop.Binds {
-			parts[i] = fmt.Sprintf("%s=%v", b.Field, vars[b.Var])
+		for _, b := range n.Hop.Binds {
+			nf.Key = append(nf.Key, KeyPart{Name: b.Field, Value: vars[b.Var]})
 		}
-		id = strings.Join(parts, ", ")
 	}
-	return &NotFoundError{Entity: r.nodes[n.Input].Entity, ID: id, Capability: n.Hop.Capability}
+	return nf
+}
+
+// keyOrder is the entity's compound key (its key_vars, which Identity
+// lists first when there are several), or nil.
+func (r *run) keyOrder(entry, entity string) []string {
+	if r.env.Identity == nil {
+		return nil
+	}
+	if ways := r.env.Identity(entry, entity); len(ways) > 0 && len(ways[0]) > 1 {
+		return ways[0]
+	}
+	return nil
 }
 
 // distinct keeps the first row per value of field. Many parents of a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/plasmd/plasmd/guest/abi"
@@ -25,17 +26,70 @@ var ErrNotFound = errors.New("not found")
 // NotFoundError names the entity and id a get did not find: the backend
 // answered 404, or (GraphQL) answered with an empty node.
 type NotFoundError struct {
-	Entity     string
-	ID         any
+	Entity string
+	ID     any
+	// Key, for an entity read by a compound key (Issue(owner=…, repo=…,
+	// number=…)), names each part: such a get has no single id, and a
+	// message naming "<nil>" would not tell the agent which row was missing.
+	Key        []KeyPart
 	Capability string
 }
 
+// KeyPart is one named part of a compound key.
+type KeyPart struct {
+	Name  string
+	Value any
+}
+
 func (e *NotFoundError) Error() string {
-	id := fmt.Sprint(e.ID)
-	if s, ok := e.ID.(string); ok {
-		id = fmt.Sprintf("%q", quoted.Clip(s, maxQuotedID))
+	if len(e.Key) > 0 {
+		parts := make([]string, len(e.Key))
+		for i, k := range e.Key {
+			parts[i] = k.Name + "=" + quotedID(k.Value)
+		}
+		return fmt.Sprintf("%s (%s) not found (%s)", e.Entity, strings.Join(parts, ", "), e.Capability)
 	}
-	return fmt.Sprintf("%s %s not found (%s)", e.Entity, id, e.Capability)
+	return fmt.Sprintf("%s %s not found (%s)", e.Entity, quotedID(e.ID), e.Capability)
+}
+
+// quotedID writes a key value as the program would: text quoted (and
+// clipped), numbers bare.
+func quotedID(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", quoted.Clip(s, maxQuotedID))
+	}
+	return fmt.Sprint(v)
+}
+
+// keyParts names the key of a get without a single id: the variables in
+// order (the entity's key_vars) that the get was given, or, without an
+// order, every scalar argument by name. nil when the get has an id.
+func keyParts(args map[string]any, order []string) []KeyPart {
+	if args["id"] != nil || len(args) == 0 {
+		return nil
+	}
+	var parts []KeyPart
+	for _, name := range order {
+		if v, ok := args[name]; ok && v != nil {
+			parts = append(parts, KeyPart{Name: name, Value: v})
+		}
+	}
+	if len(parts) > 0 {
+		return parts
+	}
+	names := make([]string, 0, len(args))
+	for name, v := range args {
+		switch v.(type) {
+		case map[string]any, []any, nil:
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		parts = append(parts, KeyPart{Name: name, Value: args[name]})
+	}
+	return parts
 }
 
 // maxQuotedID bounds how much of an id a not-found message quotes: an
@@ -62,16 +116,16 @@ func (e *BackendError) Detail() string {
 
 // notFound turns what a get answered into a NotFoundError when it found
 // nothing: a 404, or a success without a row (an empty GraphQL node).
-func notFound(n *plan.Node, t abi.Table, err error) error {
+// keyOrder names the entity's compound key variables in declaration order
+// (see keyParts), or nil.
+func notFound(n *plan.Node, t abi.Table, err error, keyOrder []string) error {
 	if n.Kind != catalog.KindGet {
 		return err
 	}
 	var be *BackendError
-	if (err == nil && len(t.Rows) == 0) || (errors.As(err, &be) && be.Status == http.StatusNotFound) {
-		return &NotFoundError{Entity: n.Entity, ID: n.Args["id"], Capability: n.Capability}
-	}
-	if err == nil && len(t.Rows) == 1 && allNil(t.Rows[0]) {
-		return &NotFoundError{Entity: n.Entity, ID: n.Args["id"], Capability: n.Capability}
+	missing := (err == nil && len(t.Rows) == 0) || (errors.As(err, &be) && be.Status == http.StatusNotFound)
+	if missing || (err == nil && len(t.Rows) == 1 && allNil(t.Rows[0])) {
+		return &NotFoundError{Entity: n.Entity, ID: n.Args["id"], Key: keyParts(n.Args, keyOrder), Capability: n.Capability}
 	}
 	return err
 }

@@ -107,7 +107,7 @@ func (r *run) viewStep(ctx context.Context, entry, view string, st plan.ViewStep
 	}
 	if st.Kind == catalog.KindGet {
 		// A missing row is the same answer as for a plain get of it.
-		err = notFound(&plan.Node{Kind: st.Kind, Entity: st.Entity, Capability: st.Capability, Args: map[string]any{"id": vars["id"]}}, t, err)
+		err = notFound(&plan.Node{Kind: st.Kind, Entity: st.Entity, Capability: st.Capability, Args: map[string]any{"id": vars["id"]}}, t, err, nil)
 	}
 	if err != nil {
 		return abi.Table{}, fmt.Errorf("view %s step %s: %w", view, st.ID, err)

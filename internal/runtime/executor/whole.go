@@ -424,7 +424,7 @@ func (r *run) fetch(ctx context.Context, n *plan.Node, step *Step) (abi.Table, *
 		if l != nil {
 			t = l.table
 		}
-		err = notFound(n, t, err)
+		err = notFound(n, t, err, r.keyOrder(n.EntryID, n.Entity))
 	}
 	if err != nil {
 		return abi.Table{}, nil, err
