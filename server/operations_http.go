@@ -66,7 +66,11 @@ func answerResult(ans *core.Answer, meta map[string]any) *mcp.CallToolResult {
 		extra["operation"] = core.OpMeta(ans.Op)
 	}
 	if ans.Outcome == nil {
-		return withMeta(ans.Text, meta, extra)
+		res := withMeta(ans.Text, meta, extra)
+		// A failed operation is the program's failure, reported late:
+		// clients that branch on isError must see it as one.
+		res.IsError = ans.Op != nil && ans.Op.State == session.OpFailed
+		return res
 	}
 	for k, v := range runMeta(ans.Outcome) {
 		meta[k] = v

@@ -194,6 +194,9 @@ func TestOperationsMCP(t *testing.T) {
 	if !over.isError || !strings.Contains(over.text, "16 unfinished operations") {
 		t.Fatalf("17th operation: %s", over.text)
 	}
+	if typ, _ := over.structured["error"].(map[string]any)["type"].(string); !strings.HasSuffix(typ, "/problems/too-many-operations") {
+		t.Errorf("17th operation: problem type %q, want …/problems/too-many-operations (hyphens, like every other type)", typ)
+	}
 	close(gp.opened)
 	waitFinal(t, cs, "s0_o18")
 	mustOK(t, call(t, cs, "plasm_run", runArgs(`Issue("iss-2")[id]`, "wait", false)))

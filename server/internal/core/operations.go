@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -273,7 +274,7 @@ func (s *Service) startOp(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 		r.leases.release(context.WithoutCancel(ctx), ref)
 		lost(nil)
 		if errors.Is(err, session.ErrTooManyOperations) {
-			pr := problem.New(http.StatusTooManyRequests, "too_many_operations",
+			pr := problem.New(http.StatusTooManyRequests, "too-many-operations",
 				fmt.Sprintf("this session already has %d unfinished operations", maxRunningOps))
 			pr.Hint = "wait(…) for one to finish or cancel(…) one, then start this again"
 			return nil, pr
@@ -573,7 +574,11 @@ func ProgressText(op session.Operation) string {
 	case session.OpCancelled:
 		fmt.Fprintf(&b, "x cancelled after %d calls; writes completed before the cancel stay\n", op.Calls)
 	case session.OpFailed:
-		fmt.Fprintf(&b, "? failed after %d calls: %s\n", op.Calls, op.Error)
+		if op.Calls == 0 {
+			fmt.Fprintf(&b, "? failed before any backend call: %s\n", op.Error)
+		} else {
+			fmt.Fprintf(&b, "? failed after %d calls: %s\n", op.Calls, op.Error)
+		}
 	}
 	if !op.Final() {
 		fmt.Fprintf(&b, "_Still working: call wait(%s) again for progress or the result, or cancel(%s) to stop it._\n", op.Handle, op.Handle)
@@ -627,10 +632,24 @@ func (p *ProbeSender) Do(ctx context.Context, req *abi.CompiledRequest, allowed 
 		}
 	}
 	resp, err := p.Next.Do(ctx, req, allowed, secrets)
-	if pr.After != nil {
+	if pr.After != nil && (resp != nil || !refusedBeforeSending(err)) {
 		pr.After(ctx)
 	}
 	return resp, err
+}
+
+// refusedBeforeSending reports whether a sender's error means no request
+// left for the backend: a secret that is not configured, or an egress
+// refusal of the URL itself. An operation counts backend calls, and one
+// that failed for a missing secret made none. A refusal net/http reports
+// (*url.Error: a redirect, or a dial to a refused address) came after the
+// request was sent or during its dial, so it is counted.
+func refusedBeforeSending(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ue *url.Error
+	return errors.Is(err, egress.ErrSecret) || (errors.Is(err, egress.ErrDenied) && !errors.As(err, &ue))
 }
 
 // Operation returns the operation a handle sN_oM names in a run scope,
