@@ -198,6 +198,9 @@ func (s *Service) Execute(ctx context.Context, t *tenant.Tenant, sc RunScope, pr
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkPageHandles(ctx, t, sc, p); err != nil {
+			return &RunOutcome{Plan: p}, err
+		}
 		if err := s.checkGate(ctx, t, sc.scope(), p, sc.Gate); err != nil {
 			return &RunOutcome{Plan: p}, err
 		}

@@ -313,6 +313,9 @@ func (s *Service) runProgram(ctx context.Context, t *tenant.Tenant, sc RunScope,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkPageHandles(ctx, t, sc, p); err != nil {
+		return nil, err
+	}
 	if err := s.checkGate(ctx, t, sc.scope(), p, sc.Gate); err != nil {
 		return nil, err
 	}
