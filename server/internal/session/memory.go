@@ -52,13 +52,16 @@ type Memory struct {
 	refs    map[string]*transportRefs // transport → refs
 	execs   map[Binding]Execute
 	reuse   map[[2]string]map[Binding]struct{} // (tenant, reuse key) → execs
-	// tombs remember swept execute sessions for one more TTL so their
-	// first lookup still says ErrExpired rather than ErrNotFound.
-	tombs  map[Binding]tomb
-	seqs   map[[2]string]map[string]int // (tenant, scope) → counter → last
-	runs   map[Binding]map[runRef]*storedRun
-	runIdx map[[2]string]*runIndex
-	pages  map[[2]string]map[int][]byte // encoded Page
+	// tombs remember expired execute sessions for one more TTL so their
+	// lookups say ErrExpired rather than ErrNotFound, at most maxTombs of
+	// them, oldest dropped first (memory_tombs.go).
+	tombs    map[Binding]tomb
+	tombQ    []tombRef
+	maxTombs int
+	seqs     map[[2]string]map[string]int // (tenant, scope) → counter → last
+	runs     map[Binding]map[runRef]*storedRun
+	runIdx   map[[2]string]*runIndex
+	pages    map[[2]string]map[int][]byte // encoded Page
 	// runSeq numbers stored runs in the order they were first stored
 	// (ListRuns breaks ties on N with it).
 	runSeq uint64
@@ -131,6 +134,7 @@ func NewMemory(ttl time.Duration) *Memory {
 		execs:      map[Binding]Execute{},
 		reuse:      map[[2]string]map[Binding]struct{}{},
 		tombs:      map[Binding]tomb{},
+		maxTombs:   defaultMaxTombs,
 		seqs:       map[[2]string]map[string]int{},
 		runs:       map[Binding]map[runRef]*storedRun{},
 		runIdx:     map[[2]string]*runIndex{},
@@ -187,11 +191,7 @@ func (m *Memory) sweepLocked(now time.Time) {
 	for _, e := range dead {
 		m.expireLocked(e, now, true)
 	}
-	for k, t := range m.tombs {
-		if now.Sub(t.at) > m.ttl {
-			delete(m.tombs, k)
-		}
-	}
+	m.pruneTombsLocked(now)
 	for id, le := range m.logical {
 		if m.boundLocked(le) {
 			le.unboundSince = time.Time{}
@@ -232,7 +232,7 @@ func (m *Memory) boundLocked(le *logicalEntry) bool {
 func (m *Memory) expireLocked(e Execute, now time.Time, tombstone bool) {
 	m.dropExecLocked(e)
 	if tombstone {
-		m.tombs[e.Key()] = tomb{tenant: e.Tenant, at: now}
+		m.buryLocked(e, now)
 	}
 	m.expired = append(m.expired, e)
 }
@@ -448,15 +448,15 @@ func (m *Memory) getExecute(tenant, promptHash, id string) (Execute, error) {
 	k := Binding{PromptHash: promptHash, SessionID: id}
 	e, ok := m.execs[k]
 	if !ok || e.Tenant != tenant {
-		// A sweep got there first: say so once, as the lookup would have.
-		if t, ok := m.tombs[k]; ok && t.tenant == tenant {
-			delete(m.tombs, k)
+		// Expired (by a sweep or an earlier lookup): every lookup says so
+		// while the tombstone lasts, not only the first.
+		if t, ok := m.tombs[k]; ok && t.tenant == tenant && now.Sub(t.at) <= m.ttl {
 			return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrExpired)
 		}
 		return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrNotFound)
 	}
 	if now.Sub(e.LastUsed) > m.ttl {
-		m.expireLocked(e, now, false)
+		m.expireLocked(e, now, true)
 		return Execute{}, fmt.Errorf("execute session %s/%s: %w", promptHash, id, ErrExpired)
 	}
 	e.LastUsed = now

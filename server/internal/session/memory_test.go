@@ -199,6 +199,14 @@ func TestExecuteExpiry(t *testing.T) {
 	c.Advance(ttl + time.Second)
 	_, err = m.GetExecute(bg, "A", "h1", "x1")
 	wantErr(t, err, ErrExpired)
+	// Asked again it is still expired (it was ErrNotFound, 404 after 410).
+	c.Advance(ttl - time.Second)
+	_, err = m.GetExecute(bg, "A", "h1", "x1")
+	wantErr(t, err, ErrExpired)
+	_, err = m.GetExecute(bg, "B", "h1", "x1")
+	wantErr(t, err, ErrNotFound)
+	// One TTL after it expired the tombstone goes with the next sweep.
+	c.Advance(2 * time.Second)
 	_, err = m.GetExecute(bg, "A", "h1", "x1")
 	wantErr(t, err, ErrNotFound)
 	mu.Lock()

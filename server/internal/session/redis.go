@@ -316,7 +316,6 @@ if v then
 end
 local k = redis.call('GET', KEYS[2])
 if k then
-  redis.call('DEL', KEYS[2])
   return {0, k}
 end
 return false`)

@@ -238,8 +238,8 @@ func contractRetention(t *testing.T, s Store) {
 }
 
 // TestRedisExpiry: an execute session whose key expired reads ErrExpired
-// once (and is reported to OnExpire), then ErrNotFound; it is no longer
-// reusable. Expiry is forced by deleting the key, so no test waits on the
+// on every lookup while its known key lasts (and is reported to OnExpire
+// once), then ErrNotFound; it is no longer reusable. Expiry is forced by deleting the key, so no test waits on the
 // clock.
 func TestRedisExpiry(t *testing.T) {
 	s, _, rdb := redisStore(t)
@@ -257,6 +257,15 @@ func TestRedisExpiry(t *testing.T) {
 	wantErr(t, err, ErrNotFound) // another tenant learns nothing
 	_, err = s.GetExecute(ctx, "A", "h", "s")
 	wantErr(t, err, ErrExpired)
+	_, err = s.GetExecute(ctx, "A", "h", "s")
+	wantErr(t, err, ErrExpired) // asked again: still expired, not unknown
+	_, kk := s.execKeys("A", "h", "s")
+	if ttl := rdb.PTTL(ctx, kk).Val(); ttl <= 0 {
+		t.Fatalf("the known key has no expiry (%v): tombstones would pile up", ttl)
+	}
+	if err := rdb.Del(ctx, kk).Err(); err != nil { // its TTL passed
+		t.Fatal(err)
+	}
 	_, err = s.GetExecute(ctx, "A", "h", "s")
 	wantErr(t, err, ErrNotFound)
 	_, err = s.FindReusable(ctx, "A", "k")

@@ -95,13 +95,13 @@ func TestSweepExecute(t *testing.T) {
 		t.Fatalf("counter of a swept scope continued at %d", n)
 	}
 
-	// The tombstone answers the owner once, and only the owner.
+	// The tombstone answers the owner, every time, and only the owner.
 	_, err := m.GetExecute(bg, "B", "h", "idle")
 	wantErr(t, err, ErrNotFound)
 	_, err = m.GetExecute(bg, "A", "h", "idle")
 	wantErr(t, err, ErrExpired)
 	_, err = m.GetExecute(bg, "A", "h", "idle")
-	wantErr(t, err, ErrNotFound)
+	wantErr(t, err, ErrExpired)
 	if got := must(m.FindReusable(bg, "B", "k")); got.ID != "live" {
 		t.Fatalf("the live session went: %s", got.ID)
 	}
