@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/plasmd/plasmd/internal/text"
 	"github.com/plasmd/plasmd/server/internal/problem"
 )
 
@@ -21,7 +22,17 @@ import (
 // the first value, so `{…}{…}` or `{…} trailing` was accepted with the
 // rest ignored. Unknown fields are refused: a field the route does not
 // read (say "mode": "plan" beside a program) must not be silently dropped.
+//
+// The body must be UTF-8 (RFC 8259): encoding/json replaces each invalid
+// byte by U+FFFD, so a program in {"program": …} went to the backend with
+// text the client never wrote. A key may appear once per object (see
+// duplicateKey): the decoder would keep the last silently.
 func decodeJSONBody(body []byte, v any) error {
+	if off, line, col, bad := text.InvalidUTF8(string(body)); bad {
+		p := problem.BadRequest("malformed-json", "the JSON body is not UTF-8 at byte %d (line %d, column %d): %s", off, line, col, text.InvalidUTF8Message(string(body), off))
+		p.Hint = "send JSON encoded as UTF-8; invalid bytes are refused, not replaced"
+		return p
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -29,6 +40,11 @@ func decodeJSONBody(body []byte, v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return problem.BadRequest("malformed-json", "the body holds more than one JSON value; send a single object")
+	}
+	if key, dup := duplicateKey(body); dup {
+		p := problem.BadRequest("malformed-json", "the JSON body repeats the key %q; each field may appear once", key)
+		p.Hint = "send each field once (a repeated key is ambiguous: some readers take the first, others the last)"
+		return p
 	}
 	return nil
 }

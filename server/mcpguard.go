@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/plasmd/plasmd/internal/text"
 	"github.com/plasmd/plasmd/server/internal/problem"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
@@ -189,6 +190,13 @@ func (a *App) checkMCPBatch(c echo.Context, t *tenant.Tenant) (answered bool, er
 		return true, err // the body limit's 413, rendered by httpError
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	// The SDK's JSON decoding would replace each invalid byte by U+FFFD,
+	// and a program argument would run with text the client never wrote.
+	if off, line, col, bad := text.InvalidUTF8(string(body)); bad {
+		p := problem.BadRequest("malformed-json", "the JSON-RPC body is not UTF-8 at byte %d (line %d, column %d): %s", off, line, col, text.InvalidUTF8Message(string(body), off))
+		p.Hint = "send JSON encoded as UTF-8; invalid bytes are refused, not replaced"
+		return true, p
+	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return false, nil

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/text"
 )
 
 // pos is a 1-based line:column in the program; columns count characters.
@@ -111,6 +112,11 @@ func lex(src string) ([]token, *abi.Error) {
 
 // lex lexes lx.src, appending to lx.toks (which may be a reused buffer).
 func (lx *lexer) lex() ([]token, *abi.Error) {
+	// Invalid UTF-8 is refused where it stands: lexed on, each bad byte
+	// became U+FFFD and reached the backend as text nobody wrote.
+	if off, line, col, bad := text.InvalidUTF8(lx.src); bad {
+		return nil, errAt(pos{line, col}, abi.CodeSyntax, text.InvalidUTF8Message(lx.src, off), text.InvalidUTF8Hint)
+	}
 	if want := len(lx.src)/2 + 2; cap(lx.toks) < want {
 		lx.toks = make([]token, 0, want)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/plasmd/plasmd/internal/model/plan"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/internal/text"
 	"github.com/plasmd/plasmd/server/internal/activity"
 	"github.com/plasmd/plasmd/server/internal/audit"
 	"github.com/plasmd/plasmd/server/internal/bus"
@@ -237,6 +238,11 @@ func primaryEntry(seeds []resolvedSeed) string {
 func (s *Service) Plan(ctx context.Context, t *tenant.Tenant, ex *session.Execute, program string) (*plan.Plan, error) {
 	if strings.TrimSpace(program) == "" {
 		return nil, &abi.Error{Code: abi.CodeSyntax, Message: "empty program", Line: 1, Column: 1, Hint: "send an expression such as Entity(\"id\") or a taught row with its $ filled in"}
+	}
+	// The engine refuses it too; checked here as well so no engine build
+	// (an older engine.wasm) can let a replaced byte through.
+	if off, line, col, bad := text.InvalidUTF8(program); bad {
+		return nil, &abi.Error{Code: abi.CodeSyntax, Message: text.InvalidUTF8Message(program, off), Line: line, Column: col, Hint: text.InvalidUTF8Hint}
 	}
 	digests := make([]string, 0, len(ex.Entries))
 	for _, e := range ex.Entries {
