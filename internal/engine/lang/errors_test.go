@@ -27,6 +27,7 @@ var errorCases = []errCase{
 	{name: "double_escaped", program: `Issue(\"i1\")`, code: abi.CodeSyntax, line: 1, col: 7, hint: "escaped twice"},
 	{name: "unterminated_string", program: "Issue(\"i1)\nProject", code: abi.CodeSyntax, line: 1, col: 7, msg: "unterminated string"},
 	{name: "bad_escape", program: `Issue("a\qb")`, code: abi.CodeSyntax, line: 1, col: 9, msg: `unknown escape \q`},
+	{name: "group_by_without_aggregate", program: `Issue.group_by(status)`, code: abi.CodeSyntax, line: 1, col: 22, msg: "group_by needs at least one aggregate", hint: ".group_by(status, n=count)"},
 	{name: "invalid_utf8_in_string", program: "Issue(\"iss-\xff1\")", code: abi.CodeSyntax, line: 1, col: 12, msg: "invalid UTF-8: byte 0xff", hint: "not replaced"},
 	{name: "invalid_utf8_line_2", program: "a = Issue(\"é\")\nIssue(owner=\"o\xc3\")", code: abi.CodeSyntax, line: 2, col: 15, msg: "byte 0xc3"},
 	{name: "invalid_utf8_in_comment", program: "Issue(\"i1\") ;; \xfe", code: abi.CodeSyntax, line: 1, col: 16, msg: "byte 0xfe"},

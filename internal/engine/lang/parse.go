@@ -513,6 +513,12 @@ func (ps *parser) postfix(st *step) *abi.Error {
 			return err
 		}
 		st.field = ps.a.names.put(f)
+		if t := ps.peek(); t.kind == tRParen {
+			// Plasm refuses it too: a group is only an aggregate's key,
+			// and the bare "expected ," did not say what was missing.
+			return errAt(t.p, abi.CodeSyntax, "group_by needs at least one aggregate after the field",
+				fmt.Sprintf(".group_by(%s, n=count) counts the rows per %s; sum(f), avg(f), min(f) and max(f) work too, several separated by commas", f.raw, f.raw))
+		}
 		if _, err := ps.expect(tComma); err != nil {
 			return err
 		}
