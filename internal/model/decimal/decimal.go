@@ -111,3 +111,34 @@ func leadingDigits(s string) (digits, rest string) {
 	}
 	return s[:n], s[n:]
 }
+
+// MaxExpansion bounds how many bytes longer than its literal a stored
+// integer's canonical digits may be (Compact).
+const MaxExpansion = 32
+
+// Compact is the form a decoded integer literal is kept in, shared by the
+// decoder's cells (internal/model/extract) and row templates
+// (internal/runtime/rendering) so that a value is stored alike wherever it
+// is read: its canonical digits, so that 12345678901234567891.0 and
+// 1.2345678901234567891e19 are one value, only while they are at most
+// MaxExpansion bytes longer than s. Past that s is kept as written, still
+// exact (Parse and math/big read it): 1e4095 would otherwise turn 6 bytes
+// of a body into 4096 bytes of every row, and a body of such literals into
+// hundreds of megabytes before any output bound is checked. integral is
+// false for a literal that is not an integer (form is then ""), and err is
+// ErrTooLong for one of more than MaxDigits digits (form is s).
+func Compact(s string) (form string, integral bool, err error) {
+	_, mant, point, ok := Parse(s)
+	switch {
+	case !ok || (mant != "" && point < len(mant)):
+		return "", false, nil
+	case mant == "":
+		return "0", true, nil
+	case point > MaxDigits:
+		return s, true, ErrTooLong
+	case point > len(s)+MaxExpansion:
+		return s, true, nil
+	}
+	digits, _, err := Integer(s)
+	return digits, true, err
+}

@@ -77,3 +77,30 @@ func FuzzInteger(f *testing.F) {
 		}
 	})
 }
+
+// TestCompact: canonical digits while they stay within MaxExpansion bytes
+// of the literal, the literal as written past that, nothing for a
+// non-integer.
+func TestCompact(t *testing.T) {
+	for _, c := range []struct {
+		lit, form string
+		integral  bool
+		err       error
+	}{
+		{"1.2345678901234567891e19", "12345678901234567891", true, nil},
+		{"12345678901234567891.0", "12345678901234567891", true, nil},
+		{"-0", "0", true, nil},
+		{"1e35", "1" + strings.Repeat("0", 35), true, nil}, // 36 digits: 4+32
+		{"1e36", "1e36", true, nil},
+		{"-2.5e100", "-2.5e100", true, nil},
+		{"1e4095", "1e4095", true, nil},
+		{"1e999999", "1e999999", true, ErrTooLong},
+		{"2.5", "", false, nil},
+		{"01", "", false, nil},
+	} {
+		form, integral, err := Compact(c.lit)
+		if form != c.form || integral != c.integral || !errors.Is(err, c.err) {
+			t.Errorf("Compact(%q) = %.50q %v %v, want %.50q %v %v", c.lit, form, integral, err, c.form, c.integral, c.err)
+		}
+	}
+}

@@ -149,24 +149,21 @@ func numberValue(n json.Number) any {
 	return f
 }
 
-// maxExpansion bounds how many bytes longer than its literal an integer
-// cell's canonical digits may be (canonicalInteger).
-const maxExpansion = 32
+// maxExpansion is decimal.MaxExpansion, named here for the tests.
+const maxExpansion = decimal.MaxExpansion
 
 // canonicalInteger is the integer literal n (integral, beyond int64) as
-// its canonical digits, so that 12345678901234567891.0 and
-// 1.2345678901234567891e19 become the same cell as 12345678901234567891
-// and the request compiler writes that id. Only while the digits stay
-// near the literal's length: 1e4095 would turn 6 bytes of body into 4096
-// for every row, before MaxOutput is checked. Such a literal (and one too
-// long to expand at all, 1e999999) keeps its text; equal still compares
-// it exactly, and the request compiler writes its digits or refuses past
+// decimal.Compact keeps it: its canonical digits, so that
+// 12345678901234567891.0 and 1.2345678901234567891e19 become the same
+// cell as 12345678901234567891 and the request compiler writes that id,
+// only while they stay near the literal's length (1e4095 would turn 6
+// bytes of body into 4096 for every row, before MaxOutput is checked).
+// Such a literal, and 1e999999, keeps its text; equal still compares it
+// exactly, and the request compiler writes its digits or refuses past
 // decimal.MaxDigits.
 func canonicalInteger(n json.Number) json.Number {
-	if _, _, point, ok := decimal.Parse(string(n)); ok && point <= len(n)+maxExpansion {
-		if digits, _, err := decimal.Integer(string(n)); err == nil {
-			return json.Number(digits)
-		}
+	if form, integral, _ := decimal.Compact(string(n)); integral {
+		return json.Number(form)
 	}
 	return n
 }

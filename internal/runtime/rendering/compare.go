@@ -25,8 +25,9 @@ import (
 // builtins do.
 
 // bigInt is a row integer beyond ±2^53 as the template sees it: its exact
-// digits (a string kind, so it prints as written and cannot drive a range
-// loop), compared as the number it is.
+// digits, or its literal where decimal.Compact keeps one (1e4095), a
+// string kind, so it prints as written and cannot drive a range loop,
+// compared as the number it is.
 type bigInt string
 
 var bigIntType = reflect.TypeFor[bigInt]()

@@ -118,10 +118,11 @@ func (n integer) String() string { return strconv.FormatInt(int64(n), 10) }
 
 // numberValue is a json.Number cell (the decoder carries an integer beyond
 // int64 so, and a sum beyond int64 is one) for the template: an integer as
-// integerValue gives it, however written; another number as a float64, or
-// its text when a float64 cannot hold it.
+// integerValue gives it, however written, in the form decimal.Compact
+// keeps it (1e4095 stays 1e4095 rather than 4096 digits for every row);
+// another number as a float64, or its text when a float64 cannot hold it.
 func numberValue(n json.Number) any {
-	if d, integral, err := decimal.Integer(string(n)); integral && err == nil {
+	if d, integral, err := decimal.Compact(string(n)); integral && err == nil {
 		if i, err := strconv.ParseInt(d, 10, 64); err == nil {
 			return integerValue(i)
 		}
