@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -444,6 +445,22 @@ func (e *exprParser) postfix() (expr, error) {
 	return x, err
 }
 
+// negated is -n for an integer literal beyond int64 (a json.Number of its
+// digits), kept exact as n is: 0 - n in float64 made -99999999999999999999
+// -1e20, unequal to the cell it spells. --n is n again, and
+// -9223372036854775808 is the int64 it fits. An int64 literal is negated
+// as an int64 for the same reason (0 - x in float64 rounds beyond 2^53).
+func negated(n json.Number) *litExpr {
+	s := "-" + string(n)
+	if strings.HasPrefix(string(n), "-") {
+		s = string(n)[1:]
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return &litExpr{i}
+	}
+	return &litExpr{json.Number(s)}
+}
+
 func (e *exprParser) primary() (expr, error) {
 	t := e.next()
 	switch t.kind {
@@ -456,8 +473,9 @@ func (e *exprParser) primary() (expr, error) {
 		}
 		if errors.Is(err, strconv.ErrRange) {
 			// An integer beyond int64 keeps its digits, as row cells do;
-			// a float64 would round it.
-			return &litExpr{json.Number(t.text)}, nil
+			// a float64 would round it. Canonical digits (0099… is 99…),
+			// so that it prints as a number and compares exactly.
+			return &litExpr{json.Number(strings.TrimLeft(t.text, "0"))}, nil
 		}
 		f, err := strconv.ParseFloat(t.text, 64)
 		if err != nil {
@@ -492,6 +510,17 @@ func (e *exprParser) primary() (expr, error) {
 			}
 			defer func() { e.depth-- }()
 			x, err := e.postfix()
+			if l, ok := x.(*litExpr); ok && err == nil {
+				switch v := l.v.(type) {
+				case json.Number:
+					return negated(v), nil
+				case int64:
+					if v == math.MinInt64 { // --9223372036854775808
+						return &litExpr{json.Number("9223372036854775808")}, nil
+					}
+					return &litExpr{-v}, nil
+				}
+			}
 			return &binExpr{op: "-", l: &litExpr{int64(0)}, r: x, pos: t.pos}, err
 		case "{":
 			return nil, e.unsupported(t.pos, "dict literals ({…})")

@@ -175,6 +175,9 @@ func compareNumbers(a, b any) (int, bool) {
 			return cmp.Compare(x, y), true
 		}
 	}
+	if c, ok := compareInfinite(a, b); ok {
+		return c, true
+	}
 	x, ok := exactNumber(a)
 	if !ok {
 		return 0, false
@@ -184,6 +187,41 @@ func compareNumbers(a, b any) (int, bool) {
 		return 0, false
 	}
 	return x.Cmp(y), true
+}
+
+// compareInfinite orders a and b when either is ±Inf, which math/big
+// cannot hold (big.Rat.SetFloat64 refuses it): every finite number lies
+// between the two, and each equals itself.
+func compareInfinite(a, b any) (int, bool) {
+	if !isInf(a) && !isInf(b) {
+		return 0, false // the common case: no math/big here
+	}
+	x, xok := side(a)
+	y, yok := side(b)
+	if !xok || !yok {
+		return 0, false
+	}
+	return cmp.Compare(x, y), true
+}
+
+func isInf(v any) bool {
+	f, ok := v.(float64)
+	return ok && math.IsInf(f, 0)
+}
+
+// side is -1 or 1 for -Inf or +Inf, 0 for a finite number; ok is false
+// for NaN and for what is not a number.
+func side(v any) (int, bool) {
+	if f, ok := v.(float64); ok {
+		switch {
+		case math.IsInf(f, 0):
+			return int(math.Copysign(1, f)), true
+		case math.IsNaN(f):
+			return 0, false
+		}
+	}
+	_, ok := exactNumber(v)
+	return 0, ok
 }
 
 // exactNumber is v's exact value: an integer json.Number by its digits
