@@ -156,6 +156,9 @@ func equal(a, b reflect.Value) (bool, error) {
 	if !a.IsValid() || !b.IsValid() {
 		return !a.IsValid() && !b.IsValid(), nil // a missing value equals only another
 	}
+	if asText(a, b) {
+		return a.String() == b.String(), nil
+	}
 	if numeric(a) || numeric(b) || a.Kind() != b.Kind() {
 		return false, incompatible(a, b)
 	}
@@ -174,6 +177,21 @@ func equal(a, b reflect.Value) (bool, error) {
 		return false, fmt.Errorf("%w: %v and %v", errNotComparable, a.Type(), b.Type())
 	}
 	return a.Interface() == b.Interface(), nil
+}
+
+// asText reports whether a and b compare as text: a big integer against
+// text that is not an integer literal (numericOrder takes those). Such an
+// integer reached templates as its digits before bigInt, so `ne .id ""`
+// and `eq .id .name` compared text; failing them as incompatible types
+// would break templates that worked.
+func asText(a, b reflect.Value) bool {
+	switch {
+	case a.Type() == bigIntType:
+		return b.Kind() == reflect.String && b.Type() != bigIntType
+	case b.Type() == bigIntType:
+		return a.Kind() == reflect.String
+	}
+	return false
 }
 
 func nilable(v reflect.Value) bool {
@@ -196,6 +214,9 @@ func order(a, b reflect.Value) (int, error) {
 	}
 	if !a.IsValid() || !b.IsValid() {
 		return 0, errBadComparison
+	}
+	if asText(a, b) {
+		return cmp.Compare(a.String(), b.String()), nil
 	}
 	if numeric(a) || numeric(b) || a.Kind() != b.Kind() {
 		if !ordered(a) || !ordered(b) {
