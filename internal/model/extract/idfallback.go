@@ -40,9 +40,9 @@ func idValue(v any, typ string) (any, bool) {
 	case string:
 		if typ == "integer" {
 			// An integer id never takes other text: "abc" would be an id
-			// no get of the entity can answer. An integer literal is the
-			// integer a column of the type holds (its exact digits beyond
-			// int64); "042" and "+42" are 42, as they always were here.
+			// no get of the entity can answer. An integer literal is what
+			// a column of the type holds (the integer within ±2^53, else
+			// the text); "042" and "+42" are 42, as they always were here.
 			if integerLiteral(x) {
 				return coerce(x, typ), true
 			}

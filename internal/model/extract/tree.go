@@ -171,13 +171,20 @@ func canonicalInteger(n json.Number) json.Number {
 // asInteger coerces a value of an integer domain: integral numbers (also
 // written 3.0 or 1e3) become int64, integral ones beyond int64 keep their
 // literal as json.Number (never a rounded float64), anything non-integral
-// stays float64. Text that is exactly an integer literal ("42",
-// "12345678901234567891", as backends write ids a JavaScript number
-// cannot hold) is that integer: kept as text, "42" would sort before "5"
-// and compare with 5 as text. Other text ("1e3", "042", "abc") is kept.
+// stays float64. Text that is exactly an integer literal within ±2^53
+// ("42") is that integer: kept as text, "42" would sort before "5" and
+// compare with 5 as text. Larger integer text ("12345678901234567891")
+// stays text: backends write such ids as strings because a JavaScript
+// number cannot hold them, and a bare JSON number in our output would be
+// rounded silently by such a client. Other text ("1e3", "042", "abc") is
+// kept.
 func asInteger(v any) any {
 	if s, ok := v.(string); ok && integerLiteral(s) {
-		v = json.Number(s)
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || i < -1<<53 || i > 1<<53 {
+			return s
+		}
+		return i
 	}
 	n, ok := v.(json.Number)
 	if !ok {
