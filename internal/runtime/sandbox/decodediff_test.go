@@ -244,13 +244,14 @@ func valueOf(r *rand.Rand, typ string) any {
 	switch typ {
 	case "integer":
 		return pick(r, json.Number(fmt.Sprint(r.IntN(1000))), json.Number("3.0"), json.Number("1e3"), json.Number("9007199254740993"), json.Number("2.5"),
-			json.Number("12345678901234567891"), json.Number("-9223372036854775809"), json.Number("9007199254740993.0"), json.Number("1.5e19"), json.Number("1e400"))
+			json.Number("12345678901234567891"), json.Number("-9223372036854775809"), json.Number("9007199254740993.0"), json.Number("1.5e19"), json.Number("1e400"),
+			json.Number("1e30"), json.Number("1e4095"), "42", "9007199254740993", "12345678901234567891")
 	case "number":
 		return pick(r, json.Number("1.25"), json.Number("7"), json.Number("1e400"), json.Number("12345678901234567891"))
 	case "boolean":
 		return r.IntN(2) == 0
 	case "array":
-		return []any{"a", json.Number("1"), map[string]any{"k": "v"}}
+		return []any{"a", json.Number("1"), map[string]any{"k": "v", "big": json.Number("1e4095"), "e": json.Number("1.5e19")}}
 	}
 	// Numbers in text fields, big ones and exponent forms among them: the
 	// text must be the literal on both sides.
