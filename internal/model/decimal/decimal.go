@@ -97,11 +97,16 @@ func Integer(s string) (digits string, integral bool, err error) {
 	if point > MaxDigits {
 		return "", true, ErrTooLong
 	}
-	digits = mant + strings.Repeat("0", point-len(mant))
+	return written(neg, mant, point), true, nil
+}
+
+// written is the integer ±0.mant × 10^point (point >= len(mant)) in digits.
+func written(neg bool, mant string, point int) string {
+	digits := mant + strings.Repeat("0", point-len(mant))
 	if neg {
 		digits = "-" + digits
 	}
-	return digits, true, nil
+	return digits
 }
 
 func leadingDigits(s string) (digits, rest string) {
@@ -128,7 +133,7 @@ const MaxExpansion = 32
 // false for a literal that is not an integer (form is then ""), and err is
 // ErrTooLong for one of more than MaxDigits digits (form is s).
 func Compact(s string) (form string, integral bool, err error) {
-	_, mant, point, ok := Parse(s)
+	neg, mant, point, ok := Parse(s)
 	switch {
 	case !ok || (mant != "" && point < len(mant)):
 		return "", false, nil
@@ -139,6 +144,5 @@ func Compact(s string) (form string, integral bool, err error) {
 	case point > len(s)+MaxExpansion:
 		return s, true, nil
 	}
-	digits, _, err := Integer(s)
-	return digits, true, err
+	return written(neg, mant, point), true, nil
 }
