@@ -104,6 +104,11 @@ type Response struct {
 	Status  int
 	Headers http.Header
 	Body    []byte
+	// Credential is the credential value the request carried (the
+	// secret, or the access token fetched for oauth2_client_credentials),
+	// so the caller can redact a backend's echo of it from the errors it
+	// shows; never serialised.
+	Credential string `json:"-"`
 }
 
 // Client sends compiled requests. The zero value is not usable; use New.
@@ -297,6 +302,7 @@ func (c *Client) Do(ctx context.Context, req *abi.CompiledRequest, allowed []Ori
 		if err != nil {
 			return nil, redact(err, secretValue)
 		}
+		resp.Credential = secretValue
 		if resp.Status == http.StatusUnauthorized && req.Auth != nil && req.Auth.Scheme == schemeClientCredentials && attempt == 0 {
 			// The token was revoked or expired early: fetch a new one once.
 			if secretValue, err = c.credential(ctx, req.Auth, allowed, secrets, true); err != nil {

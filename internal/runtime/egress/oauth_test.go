@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,15 @@ func TestClientCredentials(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		resp, err := do()
 		if err != nil || resp.Status != 200 {
-			t.Fatalf("call %d: %v %v", i, resp, err)
+			t.Fatalf("call %d: %v", i, err)
+		}
+		// The executor redacts what was sent, the access token, from a
+		// backend's error text; it is never serialised.
+		if cur, _ := f.current.Load().(string); resp.Credential != cur {
+			t.Errorf("call %d: Credential %q, want the access token sent, %q", i, resp.Credential, cur)
+		}
+		if b, _ := json.Marshal(resp); strings.Contains(string(b), "tok-") {
+			t.Errorf("the response serialises its credential: %s", b)
 		}
 	}
 	if n := f.fetches.Load(); n != 1 {

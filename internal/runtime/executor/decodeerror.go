@@ -21,19 +21,19 @@ func (r *run) decodeError(capability, entry string, creq *abi.CompiledRequest, r
 	secrets := r.secretsFor(entry)
 	var ae *abi.Error
 	if !errors.As(err, &ae) {
-		if msg := err.Error(); redactSecret(msg, creq, secrets) != msg {
+		if msg := err.Error(); redactSecret(msg, creq, secrets, resp.Credential) != msg {
 			// Rare (the decoders answer *abi.Error); the secret outweighs
 			// the wrapped error's kind.
-			return fmt.Errorf("decode %s: %s", capability, redactSecret(msg, creq, secrets))
+			return fmt.Errorf("decode %s: %s", capability, redactSecret(msg, creq, secrets, resp.Credential))
 		}
 		return fmt.Errorf("decode %s: %w", capability, err)
 	}
-	msg := redactSecret(ae.Message, creq, secrets)
+	msg := redactSecret(ae.Message, creq, secrets, resp.Credential)
 	if resp.Status < 200 || resp.Status > 299 {
 		return &BackendError{Capability: capability, Status: resp.Status, Message: msg, RetryAfter: resp.Headers.Get("Retry-After")}
 	}
 	out := *ae
-	out.Message, out.Hint = msg, redactSecret(ae.Hint, creq, secrets)
+	out.Message, out.Hint = msg, redactSecret(ae.Hint, creq, secrets, resp.Credential)
 	if prefix := "decode " + capability + ":"; !strings.HasPrefix(out.Message, prefix) {
 		out.Message = prefix + " " + out.Message
 	}

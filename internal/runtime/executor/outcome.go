@@ -149,19 +149,73 @@ func deleted(ids []any) abi.Table {
 	return t
 }
 
-// redactSecret removes the credential a request carried from the
+// redactSecret removes the credentials a request carried from the
 // backend's error text: a backend that echoes a rejected token must not
-// put it in an error a client reads.
-func redactSecret(msg string, creq *abi.CompiledRequest, secrets egress.Secrets) string {
-	if creq == nil || creq.Auth == nil || secrets == nil {
+// put it in an error a client reads. Both the secret the catalog names and
+// sent, the value egress actually sent (the access token fetched for
+// oauth2_client_credentials), go, in their plain, query- and path-escaped
+// forms; so does the start of one cut off by a truncation (redactCut).
+func redactSecret(msg string, creq *abi.CompiledRequest, secrets egress.Secrets, sent string) string {
+	if creq == nil || creq.Auth == nil {
 		return msg
 	}
-	v, ok := secrets.Secret(creq.Auth.Secret)
-	if !ok || len(v) < 4 {
-		return msg
+	var values []string
+	if secrets != nil {
+		if v, ok := secrets.Secret(creq.Auth.Secret); ok {
+			values = append(values, v)
+		}
 	}
-	for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+	values = append(values, sent)
+	var forms []string
+	for _, v := range values {
+		if len(v) < minRedacted {
+			continue
+		}
+		forms = append(forms, v, url.QueryEscape(v), url.PathEscape(v))
+	}
+	for _, form := range forms {
 		msg = strings.ReplaceAll(msg, form, "[redacted]")
 	}
-	return msg
+	return redactCut(msg, forms)
+}
+
+// minRedacted is the shortest secret, and the shortest cut-off start of
+// one, redacted: shorter ones would blank ordinary words.
+const minRedacted = 4
+
+// truncated is the mark the guest's errorText and messageText put where
+// they cut a backend's text at 200 bytes.
+const truncated = "…"
+
+// redactCut redacts, before each truncation mark in msg, the longest
+// suffix (of at least minRedacted bytes) of the text that is a prefix of
+// one of forms: a secret straddling the cut leaves only its start there,
+// which an exact replace misses.
+func redactCut(msg string, forms []string) string {
+	if len(forms) == 0 || !strings.Contains(msg, truncated) {
+		return msg
+	}
+	var b strings.Builder
+	for rest := msg; ; {
+		i := strings.Index(rest, truncated)
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		head, n := rest[:i], 0
+		for _, f := range forms {
+			for k := min(len(f), len(head)); k >= minRedacted && k > n; k-- {
+				if strings.HasSuffix(head, f[:k]) {
+					n = k
+					break
+				}
+			}
+		}
+		if n > 0 {
+			head = head[:len(head)-n] + "[redacted]"
+		}
+		b.WriteString(head)
+		b.WriteString(truncated)
+		rest = rest[i+len(truncated):]
+	}
 }

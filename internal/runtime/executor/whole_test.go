@@ -129,11 +129,22 @@ func (s oneSecret) Secret(name string) (string, bool) { v, ok := s[name]; return
 // error a client reads.
 func TestBackendErrorRedactsCredential(t *testing.T) {
 	creq := &abi.CompiledRequest{Auth: &abi.AuthDirective{Scheme: "bearer_token", Secret: "TOKEN"}}
-	got := redactSecret(`401 Unauthorized: {"error":"token s3cr3t-v@lue is revoked","url":"/x?k=s3cr3t-v%40lue"}`, creq, oneSecret{"TOKEN": "s3cr3t-v@lue"})
+	got := redactSecret(`401 Unauthorized: {"error":"token s3cr3t-v@lue is revoked","url":"/x?k=s3cr3t-v%40lue"}`, creq, oneSecret{"TOKEN": "s3cr3t-v@lue"}, "")
 	if strings.Contains(got, "s3cr3t") {
 		t.Fatalf("credential left in %q", got)
 	}
-	if redactSecret("no auth", nil, nil) != "no auth" {
+	// The guest cuts a backend's text at 200 bytes: a token straddling
+	// the cut leaves only its start before the "…".
+	cut := `error: "` + strings.Repeat("x", 180) + ` s3cr3t-v@l…, message: "s3cr3t-v%40l…`
+	if got := redactSecret(cut, creq, oneSecret{"TOKEN": "s3cr3t-v@lue"}, ""); strings.Contains(got, "s3cr") || strings.Count(got, "[redacted]…") != 2 {
+		t.Fatalf("cut credential left in %q", got)
+	}
+	// Short runs before a cut that merely resemble the secret's start
+	// (under 4 bytes) stay.
+	if got := redactSecret("said s3c…", creq, oneSecret{"TOKEN": "s3cr3t-v@lue"}, ""); got != "said s3c…" {
+		t.Fatalf("a 3-byte run was redacted: %q", got)
+	}
+	if redactSecret("no auth", nil, nil, "") != "no auth" {
 		t.Fatal("message without auth changed")
 	}
 }
