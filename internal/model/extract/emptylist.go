@@ -3,6 +3,7 @@ package extract
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,10 +20,12 @@ import (
 // empty search with 200 {"resultSizeEstimate":0} and no "messages" key
 // (proto3 JSON omits empty lists), and many backends write an empty list
 // as null, so on a first page both are an empty page (nil), and a null is
-// on a later page too (a Go backend's nil slice ends its list so). But a
-// missing list on a later page (later) is refused: a list that carried
-// rows does not lose its key on the next page, while rate-limit answers
-// come in shapes no list of error signs covers
+// on a later page too (a Go backend's nil slice ends its list so), and so
+// is a missing one on a later page (later) when obj has other data
+// ({"resultSizeEstimate":0}, {"total":"100"}) or nothing ({}): proto3 and
+// Google-style backends omit an empty list on any page. But a later page
+// whose keys are all messages (onlyMessages) is refused: rate-limit
+// answers come in shapes no list of error signs covers
 // ({"message":"Too many requests"}). And beside an error sign (errorSign),
 // at the top level or in obj, the object that should hold the list, an
 // absent list is refused on any page (Slack's
@@ -31,7 +34,7 @@ import (
 // own words.
 func nullOrMissing(doc any, obj map[string]any, path []string, i int, missing, later bool) error {
 	sign, text, obj := signNear(doc, obj)
-	if !sign && !(missing && later) {
+	if !sign && !(missing && later && onlyMessages(obj)) {
 		return nil
 	}
 	at := "at the top level"
@@ -62,14 +65,15 @@ func nullAt(doc any, path []string, j int) error {
 	return nullOrMissing(doc, obj, path, j, false, false)
 }
 
-// emptyAt refuses an empty list at path beside an error sign, in the
-// object holding it or at the top level ({"ok":false,"error":"ratelimited",
-// "items":[]}, {"data":{"items":[]},"errors":[…]}): read as a normal last
-// page it would end the list there.
+// emptyAt refuses an empty list at path beside an error sign at the top
+// level, the envelope ({"ok":false,"error":"ratelimited","items":[]},
+// {"data":{"items":[]},"errors":[…]}): read as a normal last page it would
+// end the list there. The object holding a nested list is not looked at:
+// a present list is the backend's answer, and a status or error there is
+// the resource's own ({"run":{"status":"failed","steps":[]}}).
 func emptyAt(doc any, path []string) error {
-	parent, _ := walkIndexed(doc, path[:len(path)-1])
-	obj, _ := parent.(map[string]any)
-	sign, text, obj := signNear(doc, obj)
+	obj, _ := doc.(map[string]any)
+	sign, text := errorSign(obj)
 	if !sign {
 		return nil
 	}
@@ -102,6 +106,17 @@ var errorKeys = []string{"error", "errors", "fault", "errormessages", "errcode"}
 
 // messageKeys hold a backend's explanation beside an error sign.
 var messageKeys = []string{"message", "errmsg", "msg", "error_description", "detail"}
+
+// onlyMessages reports whether obj has keys and all are messageKeys (in
+// any case): an answer that only explains itself, not a page.
+func onlyMessages(obj map[string]any) bool {
+	for k := range obj {
+		if !slices.ContainsFunc(messageKeys, func(m string) bool { return strings.EqualFold(k, m) }) {
+			return false
+		}
+	}
+	return len(obj) > 0
+}
 
 // errorSign reports whether obj carries a backend's error sign, and its
 // text (truncated): a key of errorKeys whose value says something, "ok"
@@ -188,8 +203,9 @@ func messageSuffix(obj map[string]any, skip string) string {
 }
 
 // present reports whether an error key's value says something: not null,
-// false, "", "0", a zero number or an empty list or object ({"error":0},
-// WeChat's {"errcode":0} are successes).
+// false, "", a string that reads as zero ("0", "0000", "0.0"), a zero
+// number or an empty list or object ({"error":0}, WeChat's {"errcode":0}
+// are successes).
 func present(v any) bool {
 	switch t := v.(type) {
 	case nil:
@@ -197,7 +213,8 @@ func present(v any) bool {
 	case bool:
 		return t
 	case string:
-		return t != "" && t != "0"
+		f, err := strconv.ParseFloat(t, 64)
+		return t != "" && (err != nil || f != 0)
 	case json.Number:
 		f, err := strconv.ParseFloat(string(t), 64)
 		return err != nil || f != 0

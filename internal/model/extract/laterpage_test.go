@@ -28,6 +28,11 @@ func TestLaterPageWithoutItsList(t *testing.T) {
 	later := map[string]any{NextURLKey: "https://x/list?page=2"}
 	items := &catalog.Response{ItemsPath: []string{"items"}}
 	nested := &catalog.Response{ItemsPath: []string{"data", "items"}}
+	runSteps := &catalog.Response{ItemsPath: []string{"run", "steps"}}
+	jobResults := &catalog.Response{ItemsPath: []string{"job", "results"}}
+	gmailCursor := &Paging{Location: "query", Params: []Param{{Name: "pageToken", FromResponse: "nextPageToken"}}}
+	zero := int64(0)
+	offset := &Paging{Location: "query", Params: []Param{{Name: "offset", Counter: &zero, Step: 50}, {Name: "limit", Fixed: int64(50)}}}
 	tests := []struct {
 		name     string
 		response *catalog.Response
@@ -44,10 +49,17 @@ func TestLaterPageWithoutItsList(t *testing.T) {
 			`error|no "items"|its keys: errcode, errmsg|reach max api daily quota limit`},
 		{"aws, later", items, nextURL, later, `{"Error":{"Code":"Throttling"}}`, `error|no "items"|its keys: Error|Throttling`},
 		{"no sign, later", items, nextURL, later, `{"message":"Too many requests"}`, `error|later page|no "items"|its keys: message`},
-		{"gmail shape, later", items, nextURL, later, `{"resultSizeEstimate":0}`, `error|later page|its keys: resultSizeEstimate`},
-		{"nested missing, later", nested, nextURL, later, `{"data":{"total":3}}`, `error|expected at data.items|no "items" at data|its keys: total`},
+		// proto3 / Google-style backends omit an empty list, so a later
+		// page without its list and without a sign is an empty page
+		// unless every key it has is a message.
+		{"gmail shape, later", items, gmailCursor, map[string]any{"pageToken": "t2"}, `{"resultSizeEstimate":0}`, `[]`},
+		{"offset total, later", items, offset, map[string]any{"offset": int64(100)}, `{"total":"100"}`, `[]`},
+		{"nested missing, later", nested, nextURL, later, `{"data":{"total":3}}`, `[]`},
+		{"nested message only, later", nested, nextURL, later, `{"data":{"Message":"slow down"}}`, `error|later page|no "items" at data|its keys: Message|slow down`},
+		{"messages only, later", items, nextURL, later, `{"msg":"busy","Detail":"retry","error_description":"later"}`, `error|later page|its keys: Detail, error_description, msg`},
 		{"counter moved", items, counter, map[string]any{"page": int64(2)}, `{"message":"slow down"}`, `error|later page|no "items"`},
-		{"counter moved, json number", items, counter, map[string]any{"page": json.Number("3")}, `{}`, `error|later page`},
+		{"counter moved, json number", items, counter, map[string]any{"page": json.Number("3")}, `{}`, `[]`},
+		{"counter moved, errmsg", items, counter, map[string]any{"page": int64(3)}, `{"ERRMSG":"quota"}`, `error|later page|quota`},
 		{"cursor present", items, cursor, map[string]any{"after": "c2"}, `{"message":"slow down"}`, `error|later page`},
 		// First pages: a missing list without a sign is an empty answer.
 		{"no sign, first (no state)", items, nextURL, nil, `{"message":"nothing"}`, `[]`},
@@ -66,13 +78,24 @@ func TestLaterPageWithoutItsList(t *testing.T) {
 			`error|list at items is empty|ratelimited|its keys: error, items, ok`},
 		{"errors beside nested empty list", nested, nextURL, later, `{"data":{"items":[]},"errors":[{"message":"rate limited"}]}`,
 			`error|list at data.items is empty|rate limited`},
-		{"inner error beside empty list", nested, nextURL, nil, `{"data":{"items":[],"error":"busy"}}`, `error|busy`},
+		// A resource's own status or error beside its empty nested list is
+		// data, not the envelope's error sign.
+		{"inner error beside empty list", nested, nextURL, nil, `{"data":{"items":[],"error":"busy"}}`, `[]`},
+		{"run status beside empty steps", runSteps, nextURL, nil, `{"run":{"id":7,"status":"failed","steps":[]}}`, `[]`},
+		{"job error beside empty results", jobResults, nextURL, later, `{"job":{"error":"timeout","results":[]}}`, `[]`},
+		{"top sign beside nested empty list", runSteps, nextURL, nil, `{"run":{"steps":[]},"ok":false,"error":"ratelimited"}`, `error|list at run.steps is empty|ratelimited|its keys: error, ok, run`},
+		// A missing or null nested list is still judged beside its object.
+		{"inner error beside null list", nested, nextURL, nil, `{"data":{"items":null,"error":"busy"}}`, `error|null at data.items|busy`},
+		{"inner error, missing list", nested, nextURL, nil, `{"data":{"error":"busy"}}`, `error|no "items" at data|busy`},
 		{"empty list, no sign", items, nextURL, later, `{"items":[],"ok":true,"errors":[]}`, `[]`},
 		{"empty list, zero errcode", items, nextURL, nil, `{"items":[],"errcode":0,"errmsg":"ok"}`, `[]`},
 		{"empty list, success", items, nextURL, nil, `{"items":[],"success":true,"status":"success"}`, `[]`},
 		// Zero, "0", false, null and "" say nothing.
 		{"error 0, null list", items, nextURL, nil, `{"error":0,"items":null}`, `[]`},
 		{"error \"0\", missing list", items, nextURL, nil, `{"error":"0"}`, `[]`},
+		{"error \"0000\", missing list", items, nextURL, nil, `{"error":"0000"}`, `[]`},
+		{"errcode \"0.0\", empty list", items, nextURL, nil, `{"errcode":"0.0","items":[]}`, `[]`},
+		{"error \"0x\", missing list", items, nextURL, nil, `{"error":"0x"}`, `error|error: "0x"`},
 		{"error false, empty", items, nextURL, nil, `{"error":false,"items":[]}`, `[]`},
 		{"error 0.0, null", items, nextURL, later, `{"error":0.0,"items":null}`, `[]`},
 		{"error true", items, nextURL, nil, `{"error":true}`, `error|error: true`},
