@@ -192,10 +192,11 @@ func checkListEnd(t *testing.T, f *fixture, path string, tests []listEndCase, he
 // refused, on the first page and on a later one, naming the expected path,
 // the keys present and the backend's error text. Before, the first page
 // was read as no rows and a later one ended the list: a prefix answered as
-// the whole list. A later page without its key is refused even without a
-// sign; on a first page a missing key is an empty answer (Gmail answers
-// an empty search {"resultSizeEstimate":0}), and a null list is an empty
-// page on any page.
+// the whole list. A later page without its key whose keys are all
+// messages is refused even without a sign ({"message":"Too many
+// requests"}); otherwise a missing key is an empty page on any page
+// (proto3 omits an empty list: Gmail answers {"resultSizeEstimate":0}),
+// and so is a null list.
 func TestListPageWithoutItsKey(t *testing.T) {
 	limited := listEndPage{body: `{"error":"rate limited"}`}
 	backend := listEndBackend(t, map[string][]listEndPage{
@@ -206,6 +207,7 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		"/nx?emp":   {{body: `{"data":[]}`}},
 		"/nx?gm1":   {{body: `{"resultSizeEstimate":0}`}},
 		"/nx?gm2":   {{ids: []int{1, 2}}, {body: `{"resultSizeEstimate":0}`}},
+		"/nx?msg2":  {{ids: []int{1, 2}}, {body: `{"message":"Too many requests"}`}},
 		"/nx?suc":   {{ids: []int{1, 2}}, {body: `{"success":false,"message":"Too many requests"}`}},
 		"/nx?jsd":   {{ids: []int{1, 2}}, {body: `{"status":"error","message":"quota exceeded"}`}},
 		"/nx?wcq":   {{ids: []int{1, 2}}, {body: `{"errcode":45009,"errmsg":"reach max api daily quota limit"}`}},
@@ -225,7 +227,8 @@ func TestListPageWithoutItsKey(t *testing.T) {
 		{`Nx{set="nul"}.sort(id)[id]`, "1 2"},
 		{`Nx{set="emp"}.aggregate(n=count)`, "0"},
 		{`Nx{set="gm1"}.aggregate(n=count)`, "0"},
-		{`Nx{set="gm2"}.sort(id)[id]`, `refused:a later page of the list, has no \"data\" at the top level (its keys: resultSizeEstimate)`},
+		{`Nx{set="gm2"}.sort(id)[id]`, "1 2"},
+		{`Nx{set="msg2"}.sort(id)[id]`, `refused:a later page of the list, has no \"data\" at the top level (its keys: message)`},
 		{`Nx{set="suc"}.sort(id)[id]`, `refused:success: false, message: \"Too many requests\"`},
 		{`Nx{set="jsd"}.sort(id)[id]`, `refused:status: \"error\"`},
 		{`Nx{set="wcq"}.sort(id)[id]`, `refused:reach max api daily quota limit`},
