@@ -5,13 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 	"github.com/plasmd/plasmd/server"
 )
 
@@ -24,12 +23,7 @@ type fixture struct {
 
 // testCacheDir shares compiled modules across test processes: compiling the
 // engine under -race takes minutes, loading it from the cache milliseconds.
-func testCacheDir() string {
-	if d := os.Getenv("PLASMD_WASM_TEST_CACHE"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_"))
-}
+func testCacheDir() string { return sandboxtest.CacheDir() }
 
 func newFixture(t testing.TB, cfg server.Config) *fixture {
 	t.Helper()

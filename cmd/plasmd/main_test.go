@@ -14,14 +14,11 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 )
 
-func testCacheDir() string {
-	if d := os.Getenv("PLASMD_WASM_TEST_CACHE"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_"))
-}
+func testCacheDir() string { return sandboxtest.CacheDir() }
 
 // TestMain sets the compilation cache module check shares with the other
 // tests and removes the plasmd binary the subprocess tests built.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/plasmd/plasmd/internal/refbackend"
 	"github.com/plasmd/plasmd/internal/runtime/catalogdir"
 	"github.com/plasmd/plasmd/internal/runtime/egress"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 	"github.com/plasmd/plasmd/server"
 )
 
@@ -86,12 +86,7 @@ type env struct {
 }
 
 // testCacheDir shares compiled engine modules with the server tests.
-func testCacheDir() string {
-	if d := os.Getenv("PLASMD_WASM_TEST_CACHE"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_"))
-}
+func testCacheDir() string { return sandboxtest.CacheDir() }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()

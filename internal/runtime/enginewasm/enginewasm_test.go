@@ -2,14 +2,12 @@ package enginewasm
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 	"github.com/plasmd/plasmd/internal/runtime/wasmdata"
 )
 
@@ -27,7 +25,7 @@ func TestModuleMergesData(t *testing.T) {
 	ctx := context.Background()
 	// The server tests' compilation cache: compiling the engine takes
 	// seconds, a minute under -race.
-	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_")))
+	cache, err := wazero.NewCompilationCacheWithDir(sandboxtest.CacheDir())
 	if err != nil {
 		t.Fatal(err)
 	}

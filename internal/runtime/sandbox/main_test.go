@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 )
 
 // Shared across the package's tests: compiling the engine is the slow part,
@@ -46,10 +47,7 @@ func run(m *testing.M) int {
 	// The compilation cache outlives the run: wazero keys entries by module
 	// bytes, wazero version, CPU features and termination checks, and
 	// compiling the engine under -race takes a minute.
-	testCacheDir = os.Getenv("PLASMD_WASM_TEST_CACHE")
-	if testCacheDir == "" {
-		testCacheDir = filepath.Join(os.TempDir(), fmt.Sprintf("plasmd-wasm-test-cache-%d", os.Getuid()))
-	}
+	testCacheDir = sandboxtest.CacheDir()
 
 	if err := buildGuests(filepath.Join(dir, "guests")); err != nil {
 		fmt.Fprintln(os.Stderr, "building test guests:", err)

@@ -3,8 +3,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 	"github.com/plasmd/plasmd/internal/runtime/executor"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 	"github.com/plasmd/plasmd/server/internal/core"
 	"github.com/plasmd/plasmd/server/internal/session"
 	"github.com/plasmd/plasmd/server/internal/tenant"
@@ -45,10 +44,7 @@ func newCoreFixture(tb testing.TB) *coreFixture {
 	}
 	// Compiling the engine under -race takes minutes; share the cache the
 	// server tests use.
-	cache := os.Getenv("PLASMD_WASM_TEST_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_"))
-	}
+	cache := sandboxtest.CacheDir()
 	calls := &countingObserver{}
 	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cache, Observer: calls})
 	if err != nil {

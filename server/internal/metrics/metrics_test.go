@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/plasmd/plasmd/internal/runtime/egress"
 	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 )
 
 func scrape(t *testing.T, m *Metrics) string {
@@ -44,10 +43,7 @@ func TestSandboxMetrics(t *testing.T) {
 	ctx := context.Background()
 	// Share the sandbox tests' compilation cache so the engine compiles
 	// once per machine, not once per package.
-	cache := os.Getenv("PLASMD_WASM_TEST_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), fmt.Sprintf("plasmd-wasm-test-cache-%d", os.Getuid()))
-	}
+	cache := sandboxtest.CacheDir()
 	m := New(Options{})
 	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: cache, Observer: m, Spares: 1})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/plasmd/plasmd/demo"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 	"github.com/plasmd/plasmd/server"
 	"github.com/plasmd/plasmd/server/internal/tenant"
 )
@@ -76,10 +77,7 @@ func demoServer(t *testing.T) (*httptest.Server, func(token, method, path, ctype
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := filepath.Join(os.TempDir(), "plasmd-wasm-test-cache-"+strings.ReplaceAll(os.Getenv("USER"), "/", "_"))
-	if d := os.Getenv("PLASMD_WASM_TEST_CACHE"); d != "" {
-		cache = d
-	}
+	cache := sandboxtest.CacheDir()
 	app, err := server.New(ctx, server.Config{Tenants: set, CacheDir: cache}, cats)
 	if err != nil {
 		t.Fatal(err)
