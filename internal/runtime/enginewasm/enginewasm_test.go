@@ -1,12 +1,12 @@
-package enginewasm
+package enginewasm_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-
+	"github.com/plasmd/plasmd/guest/abi"
+	"github.com/plasmd/plasmd/internal/runtime/enginewasm"
+	"github.com/plasmd/plasmd/internal/runtime/sandbox"
 	"github.com/plasmd/plasmd/internal/runtime/sandbox/sandboxtest"
 	"github.com/plasmd/plasmd/internal/runtime/wasmdata"
 )
@@ -15,32 +15,30 @@ import (
 // segments, and it compiles and initialises (the reactor's _initialize
 // runs the Go runtime over the merged data). The server suite runs every
 // engine call on it.
+//
+// It is loaded the way the server loads it, by a sandbox host (metered,
+// instantiated, its ABI version called): the compiled code is then the
+// very cache entry the other packages' tests use, where a bare wazero
+// runtime compiled the unmetered bytes, an entry no other test reads and,
+// cold under -race, minutes of CPU.
 func TestModuleMergesData(t *testing.T) {
-	if _, before, after, err := wasmdata.Merge(Wasm, MaxDataGap); err != nil || before < 1000 || after > 100 {
+	if _, before, after, err := wasmdata.Merge(enginewasm.Wasm, enginewasm.MaxDataGap); err != nil || before < 1000 || after > 100 {
 		t.Fatalf("merge: %d → %d segments, %v", before, after, err)
 	}
-	if len(Module()) == len(Wasm) {
+	if len(enginewasm.Module()) == len(enginewasm.Wasm) {
 		t.Fatal("Module is the unmerged engine")
 	}
 	ctx := context.Background()
-	// The server tests' compilation cache: compiling the engine takes
-	// seconds, a minute under -race.
-	cache, err := wazero.NewCompilationCacheWithDir(sandboxtest.CacheDir())
+	host, err := sandbox.New(ctx, sandbox.Config{CacheDir: sandboxtest.CacheDir(), Spares: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
-	defer rt.Close(ctx)
-	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	cm, err := rt.CompileModule(ctx, Module())
+	defer host.Close(ctx)
+	m, err := host.Module(ctx, enginewasm.Module())
 	if err != nil {
-		t.Fatalf("compile: %v", err)
+		t.Fatalf("compile and initialise: %v", err)
 	}
-	m, err := rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithStartFunctions("_initialize"))
-	if err != nil {
-		t.Fatalf("instantiate: %v", err)
-	}
-	if m.ExportedFunction("plasm_alloc") == nil {
-		t.Fatal("no plasm_alloc export")
+	if !m.Metered || m.ABIVersion != abi.Version || !m.HasExport(abi.ExportAlloc) {
+		t.Fatalf("module: metered %v, ABI version %d, exports %v", m.Metered, m.ABIVersion, m.Exports)
 	}
 }
