@@ -409,7 +409,7 @@ func TestCPUGateNeverOversubscribes(t *testing.T) {
 // running call until its context ends.
 func TestHostCPUUse(t *testing.T) {
 	needGuests(t)
-	h, _ := newTestHost(t, Config{Spares: -1, MaxRunning: 1})
+	h := newGuestHost(t, Config{Spares: -1, MaxRunning: 1})
 	loop, err := h.Module(context.Background(), guestWasm["loop"])
 	if err != nil {
 		t.Fatal(err)

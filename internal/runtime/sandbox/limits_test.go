@@ -57,6 +57,20 @@ func (r *recorder) get(f func(*recorder) int) int {
 // the engine registered, closed when the test ends.
 func newTestHost(t testing.TB, cfg Config) (*Host, *Module) {
 	t.Helper()
+	h := newGuestHost(t, cfg)
+	m, err := h.Module(context.Background(), enginewasm.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, m
+}
+
+// newGuestHost is newTestHost without the engine, for tests that run only
+// hostile guests: loading the engine into a new host re-validates its
+// 7 MB of metered code, seconds of CPU under -race, for nothing such a
+// test reads.
+func newGuestHost(t testing.TB, cfg Config) *Host {
+	t.Helper()
 	ctx := context.Background()
 	cfg.CacheDir = testCacheDir
 	if cfg.Meter == nil {
@@ -71,11 +85,7 @@ func newTestHost(t testing.TB, cfg Config) (*Host, *Module) {
 			t.Error(err)
 		}
 	})
-	m, err := h.Module(ctx, enginewasm.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, m
+	return h
 }
 
 func waitFor(t testing.TB, what string, cond func() bool) {
@@ -212,7 +222,7 @@ func TestGlobalCapNeverEvictsBusy(t *testing.T) {
 	needGuests(t)
 	checkNoLeaks(t)
 	rec := newRecorder()
-	h, _ := newTestHost(t, Config{MaxInstances: 1, Spares: -1, Observer: rec})
+	h := newGuestHost(t, Config{MaxInstances: 1, Spares: -1, Observer: rec})
 	ctx := context.Background()
 	loop, err := h.Module(ctx, guestWasm["loop"])
 	if err != nil {

@@ -320,7 +320,7 @@ func TestQuarantineSlowBackendNotStruck(t *testing.T) {
 	const limit = quarantineWindow / quarantineStrikes
 	fc := &fakeTimers{t: time.Unix(1000, 0)}
 	var reads atomic.Int64 // clock reads: the first of a call is its start
-	h, _ := newTestHost(t, Config{Spares: -1, now: func() time.Time { reads.Add(1); return fc.Now() }})
+	h := newGuestHost(t, Config{Spares: -1, now: func() time.Time { reads.Add(1); return fc.Now() }})
 	module := func(name string) *Module {
 		m, err := h.Module(context.Background(), guestWasm[name])
 		if err != nil {
