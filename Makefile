@@ -76,7 +76,7 @@ chromium:
 SLOW_PKGS := ./server/ ./internal/runtime/sandbox/ ./cmd/plasmd/ ./server/internal/core/ \
 	./internal/refbackend/ ./server/internal/console/browser/ ./internal/runtime/wasmmeter/
 test: lint check-engine check-modules diff chromium redis-server mcpclient
-	PLASMD_REQUIRE_REDIS=1 PLASMD_REQUIRE_NODE=1 $(GO) test -race -timeout 20m $(SLOW_PKGS) ./...
+	PLASMD_REQUIRE_REDIS=1 PLASMD_REQUIRE_NODE=1 $(GO) test -race -timeout 30m $(SLOW_PKGS) ./...
 
 # mcpclient installs the TypeScript MCP SDK, pinned by package-lock.json,
 # for cmd/plasmd's TestTypeScriptSDKClient (a real MCP client we did not
