@@ -81,7 +81,7 @@ type opKey struct {
 
 // newOpRunner registers the operation metrics on reg (nil: unregistered);
 // leases go to store.
-func newOpRunner(reg prometheus.Registerer, store session.OpLeases, log *slog.Logger, timeout, wait time.Duration) *opRunner {
+func newOpRunner(reg prometheus.Registerer, store leaseStore, log *slog.Logger, timeout, wait time.Duration) *opRunner {
 	if timeout <= 0 {
 		timeout = defaultOpTimeout
 	}

@@ -35,9 +35,16 @@ const (
 // failed, so going on would make calls nobody accounts for.
 var errLeaseLost = errors.New("the plasmd process running it did not renew its lease in the shared store in time (it was paused or lost the store)")
 
+// leaseStore is what the keeper needs of the store: the leases, and the
+// record, read when a lease was found gone.
+type leaseStore interface {
+	session.OpLeases
+	GetOperation(ctx context.Context, tenant, scope string, n int) (session.Operation, error)
+}
+
 // leaseKeeper holds this process's operation leases and renews them.
 type leaseKeeper struct {
-	store      session.OpLeases
+	store      leaseStore
 	owner      string
 	every, ttl time.Duration
 	log        *slog.Logger
@@ -54,7 +61,7 @@ type leaseKeeper struct {
 	failing bool
 }
 
-func newLeaseKeeper(store session.OpLeases, log *slog.Logger) *leaseKeeper {
+func newLeaseKeeper(store leaseStore, log *slog.Logger) *leaseKeeper {
 	owner := ownerIdentity()
 	if owner == "" {
 		owner = fmt.Sprintf("pid %d", os.Getpid())
@@ -149,20 +156,24 @@ func (k *leaseKeeper) renew() bool {
 	}
 	refs := slices.Collect(maps.Keys(k.held))
 	k.mu.Unlock()
-	// One renewal must not outlast the next: a store that hangs would
-	// otherwise hold every lease's renewal behind it.
-	ctx, cancel := context.WithTimeout(context.Background(), k.every)
+	// A renewal may take what is left of the leases after this one was
+	// due (a loaded or resharding store answers in seconds); the ticker
+	// drops the ticks it misses, so renewals never pile up.
+	ctx, cancel := context.WithTimeout(context.Background(), k.ttl-k.every)
+	defer cancel()
 	lost, err := k.store.RenewOpLeases(ctx, refs, k.owner, k.ttl)
-	cancel()
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	if err != nil {
+		k.mu.Lock()
 		if !k.failing {
 			k.log.Warn("renew operation leases (operations whose lease expires are recorded failed by whoever waits on them)", "leases", len(refs), "err", err)
 		}
 		k.failing = true
+		k.mu.Unlock()
 		return true
 	}
+	lost = k.retake(ctx, lost)
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	k.failing = false
 	for _, ref := range lost {
 		if stop := k.held[ref]; stop != nil {
@@ -170,4 +181,22 @@ func (k *leaseKeeper) renew() bool {
 		}
 	}
 	return true
+}
+
+// retake puts again the leases that expired while their operation is
+// still running, and returns those whose operation a waiter has ended
+// meanwhile (or that cannot be read): only those workers stop. A store
+// outage or failover longer than the TTL would otherwise stop every live
+// operation of every replica though nobody judged them gone. A waiter
+// racing the retake still wins: a final state is never left, and the
+// worker checks its record before each backend call.
+func (k *leaseKeeper) retake(ctx context.Context, lost []session.OpRef) []session.OpRef {
+	var gone []session.OpRef
+	for _, ref := range lost {
+		op, err := k.store.GetOperation(ctx, ref.Tenant, ref.Scope, ref.N)
+		if err != nil || op.Final() || k.store.PutOpLease(ctx, ref, k.owner, k.ttl) != nil {
+			gone = append(gone, ref)
+		}
+	}
+	return gone
 }

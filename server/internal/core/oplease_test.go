@@ -111,3 +111,47 @@ func TestLeaseKeeperRestarts(t *testing.T) {
 	k.close()
 	<-second
 }
+
+// A lease that expired while its operation still runs (a store outage or
+// failover longer than the TTL, with no waiter judging it) is taken again
+// and its worker goes on; only a worker whose operation a waiter has
+// ended stops (review finding: an outage stopped every live operation).
+func TestLeaseKeeperRetakesRunning(t *testing.T) {
+	m := session.NewMemory(time.Hour)
+	k := newLeaseKeeper(m, nil)
+	ctx := context.Background()
+	running, ended := session.OpRef{Tenant: "A", Scope: "S", N: 1}, session.OpRef{Tenant: "A", Scope: "S", N: 2}
+	stops := map[session.OpRef]context.Context{}
+	for _, ref := range []session.OpRef{running, ended} {
+		op := session.Operation{Tenant: ref.Tenant, Scope: ref.Scope, N: ref.N, Handle: "h", State: session.OpRunning, Leased: true}
+		if err := m.StartOperation(ctx, op, maxRunningOps); err != nil {
+			t.Fatal(err)
+		}
+		wctx, stop := context.WithCancelCause(ctx)
+		stops[ref] = wctx
+		if err := k.take(ctx, ref, stop); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.DropOpLease(ctx, ref); err != nil { // expired during the outage
+			t.Fatal(err)
+		}
+	}
+	op, _ := m.GetOperation(ctx, "A", "S", ended.N)
+	op.State = session.OpFailed
+	if err := m.UpdateOperation(ctx, op); err != nil { // a waiter judged it gone
+		t.Fatal(err)
+	}
+	k.renew()
+	if err := stops[running].Err(); err != nil {
+		t.Errorf("a running operation's worker stopped after an outage: %v", context.Cause(stops[running]))
+	}
+	if _, err := m.GetOpLease(ctx, running); err != nil {
+		t.Errorf("the running operation's lease was not taken again: %v", err)
+	}
+	if !errors.Is(context.Cause(stops[ended]), errLeaseLost) {
+		t.Errorf("the ended operation's worker: %v, want stopped with errLeaseLost", context.Cause(stops[ended]))
+	}
+	k.release(ctx, running)
+	k.release(ctx, ended)
+	k.close()
+}
