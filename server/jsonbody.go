@@ -33,6 +33,9 @@ func decodeJSONBody(body []byte, v any) error {
 		p.Hint = "send JSON encoded as UTF-8; invalid bytes are refused, not replaced"
 		return p
 	}
+	if p := loneSurrogateProblem("JSON body", body); p != nil {
+		return p
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -141,4 +144,17 @@ func jsonFields(v any) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// loneSurrogateProblem refuses JSON text escaping half a UTF-16 surrogate
+// pair (\ud800 alone): valid UTF-8, but every JSON decoder turns it into
+// U+FFFD, so a program would run with text the client never wrote.
+func loneSurrogateProblem(what string, body []byte) *problem.Problem {
+	off, lone := text.LoneSurrogate(string(body))
+	if !lone {
+		return nil
+	}
+	p := problem.BadRequest("malformed-json", "the %s escapes half a UTF-16 surrogate pair at byte %d (%s) without its other half", what, off, body[off:off+6])
+	p.Hint = "escape a character outside the Basic Multilingual Plane as a high and a low surrogate together, or send it as UTF-8"
+	return p
 }

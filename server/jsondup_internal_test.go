@@ -43,6 +43,8 @@ func TestDecodeJSONBodyRefuses(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{`{"entry_id":"tracker","entry_id":"kanban","entities":["Issue"]}`, `repeats the key "entry_id"`},
 		{"{\"program\":\"Issue(\\\"iss-\xff1\\\")\"}", "not UTF-8 at byte 24 (line 1, column 25): invalid UTF-8: byte 0xff"},
+		// Valid UTF-8, but the decoder would turn the lone half into U+FFFD.
+		{`{"program":"Issue(\"iss-\ud8001\")"}`, `escapes half a UTF-16 surrogate pair at byte 24 (\ud800)`},
 	} {
 		err := decodeJSONBody([]byte(tc.body), &v)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -51,6 +53,9 @@ func TestDecodeJSONBodyRefuses(t *testing.T) {
 	}
 	if err := decodeJSONBody([]byte(`{"entry_id":"tracker","entities":["Issue"]}`), &v); err != nil || v.EntryID != "tracker" {
 		t.Errorf("a plain body: %v %+v", err, v)
+	}
+	if err := decodeJSONBody([]byte(`{"program":"Issue(\"\ud83d\ude00\")"}`), &v); err != nil || v.Program != "Issue(\"😀\")" {
+		t.Errorf("an escaped surrogate pair: %v %q", err, v.Program)
 	}
 }
 

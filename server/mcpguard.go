@@ -197,6 +197,9 @@ func (a *App) checkMCPBatch(c echo.Context, t *tenant.Tenant) (answered bool, er
 		p.Hint = "send JSON encoded as UTF-8; invalid bytes are refused, not replaced"
 		return true, p
 	}
+	if p := loneSurrogateProblem("JSON-RPC body", body); p != nil {
+		return true, p
+	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return false, nil
