@@ -17,20 +17,7 @@ func (r *Registry) Dates(entryID, entity string) map[string]string {
 }
 
 func entityDates(c *catalog.Catalog, entity string) map[string]string {
-	e := c.Entities[entity]
-	if e == nil {
-		for _, cand := range c.Entities {
-			for _, a := range cand.Aliases {
-				if a != entity {
-					continue
-				}
-				if e != nil && e != cand {
-					return nil // ambiguous, as in Identity
-				}
-				e = cand
-			}
-		}
-	}
+	e := entityNamed(c, entity)
 	if e == nil {
 		return nil
 	}

@@ -1,5 +1,11 @@
 package core
 
+import (
+	"slices"
+
+	"github.com/plasmd/plasmd/internal/model/catalog"
+)
+
 // Identity returns the ways the catalog at entryID identifies an entity's
 // rows, best first: every key field of a compound key, then its id field
 // (a list whose mapping lacks a key field, such as a path variable, is
@@ -14,20 +20,7 @@ func (r *Registry) Identity(entryID, entity string) [][]string {
 	if !ok || c == nil {
 		return nil
 	}
-	e := c.Entities[entity]
-	if e == nil {
-		for _, cand := range c.Entities {
-			for _, a := range cand.Aliases {
-				if a != entity {
-					continue
-				}
-				if e != nil && e != cand {
-					return nil // an ambiguous alias: compare nothing rather than guess
-				}
-				e = cand
-			}
-		}
-	}
+	e := entityNamed(c, entity)
 	if e == nil {
 		return nil
 	}
@@ -39,4 +32,24 @@ func (r *Registry) Identity(entryID, entity string) [][]string {
 		ways = append(ways, []string{e.IDField})
 	}
 	return ways
+}
+
+// entityNamed is the entity name or an alias of it names in c; nil when
+// none does or several share the alias: the callers compare rows by what
+// they find, and comparing nothing is better than guessing.
+func entityNamed(c *catalog.Catalog, name string) *catalog.Entity {
+	if e := c.Entities[name]; e != nil {
+		return e
+	}
+	var e *catalog.Entity
+	for _, cand := range c.Entities {
+		if !slices.Contains(cand.Aliases, name) {
+			continue
+		}
+		if e != nil && e != cand {
+			return nil
+		}
+		e = cand
+	}
+	return e
 }
