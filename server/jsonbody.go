@@ -49,6 +49,11 @@ func decodeJSONBody(body []byte, v any) error {
 		p.Hint = "send each field once (a repeated key is ambiguous: some readers take the first, others the last)"
 		return p
 	}
+	if key, bad := inexactField(body, v); bad {
+		p := problem.BadRequest("malformed-json", "the JSON body's key %q is not a field of this route as written: field names are case-sensitive", key)
+		p.Hint = "spell each field exactly as documented (entry_id, not ENTRY_ID)"
+		return p
+	}
 	return nil
 }
 
