@@ -26,12 +26,14 @@ func inexactField(body []byte, v any) (string, bool) {
 	return inexactIn(tree, reflect.TypeOf(v), "")
 }
 
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
 func inexactIn(val any, t reflect.Type, path string) (string, bool) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nil {
-		return "", false
+	if t == nil || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return "", false // a type that reads its own JSON names its own keys
 	}
 	switch t.Kind() {
 	case reflect.Struct:

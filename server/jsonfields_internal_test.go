@@ -34,3 +34,19 @@ func TestDecodeJSONBodyExactFieldNames(t *testing.T) {
 		t.Errorf("exact names and free-form map keys: %v %+v", err, v)
 	}
 }
+
+// ownJSON reads any object itself: its keys are its own, not fields.
+type ownJSON struct{ raw []byte }
+
+func (o *ownJSON) UnmarshalJSON(b []byte) error { o.raw = append(o.raw[:0], b...); return nil }
+
+// A type that reads its own JSON is not looked into: {"u":{"Free":1}}
+// names no field of it (review: it was refused as a case variant).
+func TestDecodeJSONBodyOwnUnmarshaler(t *testing.T) {
+	var v struct {
+		U ownJSON `json:"u"`
+	}
+	if err := decodeJSONBody([]byte(`{"u":{"Free":1}}`), &v); err != nil {
+		t.Errorf("refused a type's own keys: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/plasmd/plasmd/internal/text"
 )
 
 // maxStdioLine bounds one stdio message, as the SDK's own transport does.
@@ -162,6 +163,15 @@ func (r refusal) write(out io.Writer) {
 func (g *frameGuard) check(line []byte) refusal {
 	if !json.Valid(line) {
 		return refusal{code: jsonrpc.CodeParseError, why: "parse error: the line is not one JSON value"}
+	}
+	// The SDK's decoding would turn invalid bytes and escaped lone
+	// surrogates into U+FFFD, and a program would run with text the
+	// client never wrote (as HTTP bodies are checked: decodeJSONBody).
+	if off, _, _, bad := text.InvalidUTF8(string(line)); bad {
+		return refusal{code: jsonrpc.CodeParseError, why: fmt.Sprintf("parse error: the line is not UTF-8 at byte %d; invalid bytes are refused, not replaced", off)}
+	}
+	if off, lone := text.LoneSurrogate(string(line)); lone {
+		return refusal{code: jsonrpc.CodeParseError, why: fmt.Sprintf("parse error: the line escapes half a UTF-16 surrogate pair at byte %d (%s) without its other half", off, line[off:off+6])}
 	}
 	if line[0] == '[' {
 		return g.checkBatch(line)

@@ -196,6 +196,15 @@ func (k *leaseKeeper) retake(ctx context.Context, lost []session.OpRef) []sessio
 		op, err := k.store.GetOperation(ctx, ref.Tenant, ref.Scope, ref.N)
 		if err != nil || op.Final() || k.store.PutOpLease(ctx, ref, k.owner, k.ttl) != nil {
 			gone = append(gone, ref)
+			continue
+		}
+		// The worker may have ended and released its lease between the
+		// read and the put: a lease nobody holds must not linger a TTL.
+		k.mu.Lock()
+		_, held := k.held[ref]
+		k.mu.Unlock()
+		if !held {
+			_ = k.store.DropOpLease(ctx, ref)
 		}
 	}
 	return gone
